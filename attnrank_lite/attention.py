@@ -1,0 +1,105 @@
+"""Numerically stable softmax attention.
+
+All routines work in float64 and subtract the row maximum before exponentiating, so that
+inverse temperatures up to ``1e6`` and key log-weights down to ``-1e4`` give finite results.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["row_softmax", "softmax_attention", "logits"]
+
+
+def row_softmax(L: np.ndarray) -> np.ndarray:
+    r"""Row-wise softmax of a logit matrix.
+
+    .. math:: A_{ij} = \exp(L_{ij} - \max_l L_{il}) / \sum_l \exp(L_{il} - \max_l L_{il})
+
+    Parameters
+    ----------
+    L : ndarray, shape (n, m)
+        Logits. Entries may be ``-inf`` (a key with weight zero) but every row needs at
+        least one finite entry.
+
+    Returns
+    -------
+    A : ndarray, shape (n, m)
+        Row-stochastic matrix, float64.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    if L.ndim != 2:
+        raise ValueError(f"logits must be a 2-D array, got shape {L.shape}")
+    if np.isnan(L).any() or np.isposinf(L).any():
+        raise ValueError("logits must not contain NaN or +inf")
+    row_max = L.max(axis=1, keepdims=True)
+    if not np.isfinite(row_max).all():
+        raise ValueError("every row of the logits needs at least one finite entry")
+    A = np.exp(L - row_max)
+    A /= A.sum(axis=1, keepdims=True)
+    return A
+
+
+def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
+    r"""Logit matrix :math:`L_{ij} = \beta \langle q_i, k_j\rangle + \log w_j`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, d)
+        Queries.
+    K : array_like, shape (m, d), optional
+        Keys; ``None`` means self-attention (``K = Q``).
+    beta : float
+        Inverse temperature, ``beta >= 0``.
+    log_weights : array_like, shape (m,), optional
+        Key log-weights (log-multiplicities). A key of multiplicity ``w_j`` acts exactly as
+        ``w_j`` identical keys (SPEC Prop. 1.4).
+
+    Returns
+    -------
+    L : ndarray, shape (n, m)
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
+    K = Q if K is None else np.atleast_2d(np.asarray(K, dtype=np.float64))
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(f"queries have dimension {Q.shape[1]} but keys have {K.shape[1]}")
+    beta = float(beta)
+    if not np.isfinite(beta) or beta < 0:
+        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    L = beta * (Q @ K.T)
+    if log_weights is not None:
+        w = np.asarray(log_weights, dtype=np.float64).reshape(-1)
+        if w.shape[0] != K.shape[0]:
+            raise ValueError(f"log_weights has {w.shape[0]} entries for {K.shape[0]} keys")
+        if np.isnan(w).any() or np.isposinf(w).any():
+            raise ValueError("log_weights must not contain NaN or +inf")
+        L = L + w[None, :]
+    return L
+
+
+def softmax_attention(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
+    r"""Normalised softmax attention :math:`A = \mathrm{rowsoftmax}(\beta Q K^T + 1 \log w^T)`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, d)
+        Queries.
+    K : array_like, shape (m, d), optional
+        Keys; ``None`` gives self-attention with ``K = Q``.
+    beta : float, default 1.0
+        Inverse temperature (``>= 0``).
+    log_weights : array_like, shape (m,), optional
+        Key log-weights: :math:`A_{ij} \propto w_j \exp(\beta\langle q_i, k_j\rangle)`.
+
+    Returns
+    -------
+    A : ndarray, shape (n, m)
+        Row-stochastic attention matrix (float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = softmax_attention(np.eye(3), beta=0.0)
+    >>> np.allclose(A, 1 / 3)
+    True
+    """
+    return row_softmax(logits(Q, K, beta=beta, log_weights=log_weights))

@@ -1,0 +1,96 @@
+"""Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
+
+The build always executes the notebooks afresh (Jupyter Book's own execution and cache are
+off), so a page can never show outputs from an older version of the package.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .chapters import get_chapter
+from .runner import package_versions, run_chapter
+
+__all__ = ["build_book", "toc_notebooks", "REPO"]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def toc_notebooks(toc_path: Path = REPO / "_toc.yml") -> list[str]:
+    """Notebook stems listed in the table of contents, in reading order."""
+    toc = yaml.safe_load(toc_path.read_text())
+    files = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in ("file", "root") and isinstance(v, str):
+                    files.append(v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for x in node:
+                walk(x)
+
+    walk(toc)
+    return [Path(f).name for f in files if f.startswith("notebooks/")]
+
+
+def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
+               warnings_as_errors: bool = True, log=print) -> Path:
+    """Execute all chapters with ``profile`` and build the HTML site into ``out/html``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out/html``.
+    """
+    out = Path(out).resolve()
+    stage = out / "staging"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(REPO / name, stage / name)
+    shutil.copytree(REPO / "book", stage / "book")
+    records = []
+    t0 = time.time()
+    for stem in toc_notebooks():
+        spec = get_chapter(stem)
+        log(f"[attnrank] executing {spec.notebook} (profile {profile}) ...")
+        rec = run_chapter(spec.key, profile=profile, outdir=stage / "notebooks")
+        log(f"[attnrank]   done in {rec['seconds']:.1f} s")
+        records.append(rec)
+    # results tables are published with the site, at the same relative path as in the notebook
+    extra = stage / "_extra" / "notebooks"
+    if (stage / "notebooks" / "results").exists():
+        shutil.copytree(stage / "notebooks" / "results", extra / "results")
+    (stage / "_extra").mkdir(exist_ok=True)
+    for f in (stage / "notebooks").glob("*.run.json"):
+        os.replace(f, stage / "_extra" / f.name)
+    summary = {"profile": profile, "versions": package_versions(), "chapters": records,
+               "execution_seconds": round(time.time() - t0, 1)}
+    (stage / "_extra" / "run_records.json").write_text(json.dumps(summary, indent=2))
+    (stage / "book" / "_generated").mkdir(exist_ok=True)
+    (stage / "book" / "_generated" / "run_records.json").write_text(json.dumps(summary, indent=2))
+    html = out / "html"
+    if html.exists():
+        shutil.rmtree(html)
+    cmd = [sys.executable, "-m", "jupyter_book", "build", str(stage), "--path-output", str(out / "jb"),
+           "--builder", "html"]
+    if warnings_as_errors:
+        cmd += ["--warningiserror", "--keep-going"]
+    log("[attnrank] " + " ".join(cmd[2:]))
+    proc = subprocess.run(cmd, cwd=stage)
+    if proc.returncode != 0:
+        raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode})")
+    shutil.move(str(out / "jb" / "_build" / "html"), str(html))
+    log(f"[attnrank] site built: {html / 'index.html'}")
+    return html

@@ -1,0 +1,37 @@
+"""Registry of the book's chapters: one module ``chNN.py`` per notebook, each defining ``SPEC``.
+
+Chapters are discovered from the module names, so adding a chapter never edits this file.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ..params import ChapterSpec, ParameterError
+
+__all__ = ["all_chapters", "get_chapter", "NOTEBOOK_DIR"]
+
+#: where the chapter notebooks live (the repository's ``notebooks/``)
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def all_chapters() -> list[ChapterSpec]:
+    """All chapter specs, ordered by key."""
+    specs = []
+    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch")):
+        specs.append(importlib.import_module(f"{__name__}.{mod}").SPEC)
+    return specs
+
+
+def get_chapter(name: str) -> ChapterSpec:
+    """Look a chapter up by key (``ch01``), number (``1``), notebook stem or file name or path."""
+    name = str(name)
+    stem = Path(name).name.rsplit(".ipynb", 1)[0]
+    specs = all_chapters()
+    for s in specs:
+        if stem in (s.key, s.stem) or (stem.isdigit() and int(stem) == int(s.key[2:])):
+            return s
+    raise ParameterError(
+        f"unknown chapter {name!r}; available: " + ", ".join(f"{s.key} ({s.notebook})" for s in specs)
+    )

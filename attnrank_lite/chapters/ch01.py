@@ -1,0 +1,29 @@
+"""Chapter 1: the max-row-l1 approximation rank."""
+from ..params import ChapterSpec, Param
+
+SPEC = ChapterSpec(
+    key="ch01",
+    notebook="01_approximation_rank.ipynb",
+    title="The max-row-l1 approximation rank",
+    params=(
+        Param("n", 48, "int", "Size of the exact-case matrices (identity, uniform, blocks).", low=2, high=2000),
+        Param("blocks", 4, "int", "Number of uniform diagonal blocks (at most n).", low=1, high=2000),
+        Param("eps", 0.25, "float", "Error level of the main examples.", low=0.0, high=0.999),
+        Param("eps_values", [0.05, 0.1, 0.25, 0.5, 0.75, 0.95], "float_list",
+              "Error levels of the monotonicity sweep.", low=0.0, high=2.0),
+        Param("n_circle", 256, "int", "Points of the equispaced-circle demo instance.", low=8, high=4096),
+        Param("beta", 64.0, "float", "Inverse temperature of the circle demo.", low=0.0, high=1e6),
+        Param("n_trials", 2000, "int", "Random value matrices tried against Prop. 1.1.", low=1, high=10**6),
+        Param("split_factors", [1, 2, 4, 8, 16, 32, 64], "int_list",
+              "Copies per key in the spectral-rank contrast.", low=1, high=256),
+        Param("seed", 0, "int", "Random seed.", low=0, high=2**32 - 1),
+    ),
+    profiles={
+        "quick": {"n": 24, "n_circle": 128, "n_trials": 200, "split_factors": [1, 4, 16, 64]},
+        "paper": {"n": 200, "n_circle": 1024, "n_trials": 20000},
+    },
+    constraints=(
+        lambda v: None if v["blocks"] <= v["n"] else
+        f"parameter 'blocks' must be at most n = {v['n']}; got {v['blocks']}",
+    ),
+)

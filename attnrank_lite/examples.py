@@ -1,0 +1,89 @@
+"""Exact cases and small constructions of chapter 1 (SPEC Props 1.1–1.4)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .norms import bounded_output_error
+
+__all__ = [
+    "uniform_matrix",
+    "block_uniform",
+    "split_keys",
+    "spectral_numerical_rank",
+    "random_bounded_values_max",
+    "merge_duplicate_keys",
+]
+
+
+def uniform_matrix(n: int, m: int | None = None) -> np.ndarray:
+    """The uniform attention matrix ``J / m`` (shape (n, m)): every query averages all keys."""
+    m = n if m is None else m
+    return np.full((n, m), 1.0 / m)
+
+
+def block_uniform(n: int, b: int) -> np.ndarray:
+    """Block-diagonal row-stochastic matrix of ``b`` uniform blocks (sizes as equal as possible).
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``A_ij = 1/|block|`` when ``i`` and ``j`` share a block, else 0.
+    """
+    if not 1 <= b <= n:
+        raise ValueError(f"need 1 <= b <= n, got b={b}, n={n}")
+    labels = np.repeat(np.arange(b), np.diff(np.linspace(0, n, b + 1).round().astype(int)))
+    same = labels[:, None] == labels[None, :]
+    return same / same.sum(axis=1, keepdims=True)
+
+
+def split_keys(A: np.ndarray, copies: int) -> np.ndarray:
+    r"""Split every key into ``copies`` identical keys: ``A \otimes 1^T / copies`` (shape (n, m*copies)).
+
+    This is the same attention (each original key's mass shared by its copies) and, by
+    Prop. 1.4, has the same :math:`\mathrm{rank}_\varepsilon`; its singular values shrink by
+    :math:`\sqrt{\text{copies}}`.
+    """
+    return np.repeat(np.asarray(A, dtype=np.float64), copies, axis=1) / copies
+
+
+def spectral_numerical_rank(A, eps: float) -> int:
+    r"""Spectral numerical rank: :math:`\#\{k : \sigma_k(A) > \varepsilon\}`, the least rank within
+    spectral-norm distance :math:`\varepsilon` (Eckart–Young)."""
+    return int(np.sum(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False) > eps))
+
+
+def random_bounded_values_max(E, trials: int, p: int = 4, seed: int = 0) -> float:
+    r"""Largest :math:`\max|EV|` over ``trials`` random value matrices with entries in [-1, 1].
+
+    Half the draws are uniform on [-1, 1], half are random sign matrices. Prop. 1.1 says the
+    result never exceeds :math:`\|E\|`.
+    """
+    rng = np.random.default_rng(seed)
+    E = np.asarray(E, dtype=np.float64)
+    best = 0.0
+    for t in range(trials):
+        shape = (E.shape[1], p)
+        V = rng.uniform(-1, 1, shape) if t % 2 == 0 else rng.choice([-1.0, 1.0], size=shape)
+        best = max(best, bounded_output_error(E, V))
+    return best
+
+
+def merge_duplicate_keys(K, decimals: int = 12):
+    r"""Merge identical keys into one key with log-weight ``log(multiplicity)`` (Prop. 1.4).
+
+    Parameters
+    ----------
+    K : array_like, shape (m, d)
+
+    Returns
+    -------
+    K_unique : ndarray, shape (u, d)
+    log_weights : ndarray, shape (u,)
+        ``log`` of each unique key's multiplicity.
+    inverse : ndarray, shape (m,)
+        Index of each original key's merged key: ``A_merged[:, c] = A[:, inverse == c].sum(1)``.
+    """
+    K = np.asarray(K, dtype=np.float64)
+    _, first, inverse, counts = np.unique(K.round(decimals), axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    return K[first], np.log(counts.astype(np.float64)), inverse.reshape(-1)

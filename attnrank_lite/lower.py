@@ -1,0 +1,142 @@
+"""Searches that produce lower certificates (SPEC §2)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, NormCertificate, gamma
+
+__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
+
+
+def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int) -> np.ndarray:
+    """Smallest number of a row's largest entries whose sum exceeds its threshold (m + 1 if none)."""
+    n, m = A.shape
+    core = np.full(n, m + 1, dtype=np.int64)
+    for s in range(0, n, block):
+        e = slice(s, min(n, s + block))
+        srt = np.sort(A[e], axis=1)[:, ::-1]
+        csum = np.cumsum(srt, axis=1)
+        hit = csum > thresholds[e, None]
+        ok = hit.any(axis=1)
+        core[e] = np.where(ok, hit.argmax(axis=1) + 1, m + 1)
+    return core
+
+
+def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCertificate:
+    r"""Greedy cluster-mass certificate for a non-negative matrix.
+
+    A row of (non-negative) mass :math:`s_i` that puts more than :math:`(s_i+\varepsilon)/2`
+    on a private key group satisfies the cluster-mass condition whatever the other groups are.
+    Rows are visited by increasing core size (the fewest largest entries exceeding the
+    threshold). A first pass accepts rows whose core is still entirely unused; a second pass
+    lets every other row build a group from its largest still-unused keys.
+    Cost :math:`O(nm\log m)` time, :math:`O(\text{block}\cdot m)` extra memory.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+        Non-negative (e.g. attention) matrix.
+    eps : float
+        Target error, ``0 <= eps``; for ``eps >= 1`` the certificate is empty.
+
+    Returns
+    -------
+    ClusterMassCertificate
+        Verified on ``A`` (rows failing the exact check are dropped).
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n, m = A.shape
+    if eps >= 1 or n == 0 or m == 0 or (A < 0).any():
+        return ClusterMassCertificate()
+    rowsum = A.sum(axis=1)
+    margin = 8 * gamma(m + 2) * (rowsum + 1.0) + 1e-13
+    thr = (rowsum + eps) / 2 + margin
+    # rows heavier than 1 + ... need |1 - M_aa| too: require M_aa <= 1 region via exact check below
+    core = _core_sizes(A, thr, block)
+    order = np.argsort(core, kind="stable")
+    order = order[core[order] <= m]
+    used = np.zeros(m, dtype=bool)
+    chosen = np.zeros(n, dtype=bool)
+    rows, groups = [], []
+
+    def accept(i, g):
+        rows.append(int(i))
+        groups.append(np.sort(g).tolist())
+        used[g] = True
+        chosen[i] = True
+
+    # pass 1: rows whose own core (largest entries) is still entirely free: packs cores tightly
+    for i in order:
+        c = int(core[i])
+        g = np.argpartition(-A[i], c - 1)[:c] if c < m else np.arange(m)
+        if not used[g].any() and A[i, g].sum() > thr[i]:
+            accept(i, g)
+    # pass 2: the remaining rows build a group from the largest still-unused keys
+    for i in order:
+        if chosen[i]:
+            continue
+        a = A[i]
+        if a[~used].sum() <= thr[i]:
+            continue
+        idx = np.argsort(-a, kind="stable")
+        idx = idx[~used[idx]]
+        csum = np.cumsum(a[idx])
+        j = int(np.searchsorted(csum, thr[i], side="right"))
+        if j < idx.size:
+            accept(i, idx[: j + 1])
+    cert = ClusterMassCertificate(rows=rows, groups=groups)
+    # exact check; dropping a failing row only lowers the others' off-diagonal mass
+    while cert.rank and not cert.verify(A, eps):
+        bad = cert.defects(A) >= 1 - eps - 4 * gamma(m + 2) * (np.abs(A[cert.rows]).sum(axis=1) + 1)
+        if not bad.any():
+            bad[np.argmax(cert.defects(A))] = True
+        keep = ~bad
+        cert = ClusterMassCertificate(
+            rows=[r for r, k in zip(cert.rows, keep) if k],
+            groups=[g for g, k in zip(cert.groups, keep) if k],
+        )
+    return cert
+
+
+def frobenius_tail_lower_bound(A, eps: float, sigma=None, rows=None, cols=None) -> FrobeniusTailCertificate:
+    r"""Frobenius-tail certificate from the exact singular values of ``A[rows][:, cols]``.
+
+    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l^2 \le |S|\varepsilon^2\}
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    sigma : ndarray, optional
+        Exact singular values of the submatrix if already computed (e.g. from a dense SVD).
+        Never pass Ritz values from a randomized subspace: they underestimate the spectrum.
+    rows, cols : array_like of int, optional
+        Submatrix (``None`` = all).
+    """
+    A = np.asarray(A, dtype=np.float64)
+    S = A if rows is None else A[np.asarray(rows)]
+    S = S if cols is None else S[:, np.asarray(cols)]
+    if sigma is None:
+        sigma = np.linalg.svd(S, compute_uv=False)
+    sigma = np.asarray(sigma, dtype=np.float64)
+    sq = sigma ** 2
+    tails = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])  # tails[k] = sum_{l>k} sigma_l^2
+    fro2 = float(np.sum(S * S))
+    budget = S.shape[0] * eps ** 2 + 1e-10 * fro2 * 2  # conservative: claim less than found
+    k = int(np.argmax(tails <= budget))
+    return FrobeniusTailCertificate(
+        rank=k,
+        rows=None if rows is None else np.asarray(rows, dtype=np.int64),
+        cols=None if cols is None else np.asarray(cols, dtype=np.int64),
+    )
+
+
+def norm_lower_bound(A, eps: float) -> NormCertificate:
+    """``rank_eps(A) >= 1`` when some row has l1 mass above ``eps`` (else a rank-0 certificate)."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.size == 0:
+        return NormCertificate(rank=0)
+    s = np.abs(A).sum(axis=1)
+    i = int(s.argmax())
+    cert = NormCertificate(rank=1, row=i)
+    return cert if cert.verify(A, eps) else NormCertificate(rank=0)

@@ -1,0 +1,132 @@
+"""Searches that produce upper (subspace) certificates (SPEC §2)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .certificates import SubspaceCertificate
+from .norms import row_l1_blockwise
+
+__all__ = ["nested_family_search", "svd_upper_bound", "randomized_upper_bound", "exact_factorisation"]
+
+
+def exact_factorisation(A) -> SubspaceCertificate:
+    """``B = A`` itself, as ``I @ A`` or ``A @ I`` (rank ``min(n, m)``, error 0)."""
+    A = np.asarray(A, dtype=np.float64)
+    n, m = A.shape
+    if n <= m:
+        return SubspaceCertificate(np.eye(n), A.copy(), source="identity")
+    return SubspaceCertificate(A.copy(), np.eye(m), source="identity")
+
+
+def nested_family_search(A, US: np.ndarray, Vt: np.ndarray, eps: float, lo: int = 0, source: str = ""):
+    r"""Smallest-k search over the nested family ``B_k = US[:, :k] @ Vt[:k]``.
+
+    The row-l1 error of nested projections is not monotone in ``k``; bisection keeps the
+    invariant ``err(hi) <= eps < err(lo)`` and so returns a *valid* certificate, not always the
+    smallest one in the family. One factorisation serves every ``k``.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    US : ndarray, shape (n, l)
+        Left factor (e.g. ``U * S``).
+    Vt : ndarray, shape (l, m)
+        Right factor with orthonormal rows.
+    eps : float
+    lo : int
+        A rank known to fail, e.g. ``lower - 1`` for a certified lower bound ``lower``
+        (no rank-``lower - 1`` matrix meets ``eps``, so neither does ``B_{lower-1}``).
+
+    Returns
+    -------
+    SubspaceCertificate or None
+        ``None`` when even ``k = l`` misses ``eps``.
+    """
+    l = US.shape[1]
+    target = eps * (1 - 1e-9) - 1e-14  # leave room for verify's rounding margin
+
+    def err(k):
+        return float(row_l1_blockwise(A, US[:, :k], Vt[:k]).max()) if A.shape[0] else 0.0
+
+    hi = l
+    if err(hi) > target:
+        return None
+    lo = max(0, min(lo, hi - 1))
+    if lo == 0 and hi > 0 and err(0) <= target:
+        hi = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if err(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return SubspaceCertificate(US[:, :hi].copy(), Vt[:hi].copy(), source=source)
+
+
+def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate:
+    r"""Upper certificate from the top right-singular subspaces: ``B_k = A V_k V_k^T``.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    svd : tuple, optional
+        ``(U, S, Vt)`` of ``A`` if already computed.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
+    cert = nested_family_search(A, U * S, Vt, eps, lo=lo, source="dense SVD")
+    if cert is None or not cert.verify(A, eps):
+        cert = exact_factorisation(A)
+    return cert
+
+
+def _range_finder(A: np.ndarray, l: int, power_iters: int, rng) -> np.ndarray:
+    """Orthonormal basis (m x l) approximating the top right-singular subspace of A."""
+    n, m = A.shape
+    G = rng.standard_normal((n, l))
+    Y = A.T @ G
+    Q, _ = np.linalg.qr(Y)
+    for _ in range(power_iters):
+        Z, _ = np.linalg.qr(A @ Q)
+        Q, _ = np.linalg.qr(A.T @ Z)
+    return Q
+
+
+def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = 2, seed: int = 0,
+                           oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
+    r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
+
+    Finds an orthonormal ``Q`` (m x l) with ``A Q Q^T ≈ A``, takes the SVD ``A Q = U S W^T`` and
+    searches the nested family ``B_k = (U_k S_k) (Q W_k)^T = A V_k V_k^T`` with ``V = Q W``.
+    ``l`` doubles until ``B_l`` meets ``eps``. The certificate is exact (verified on ``A``)
+    even though the subspace is approximate.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    start : int
+        First subspace dimension tried (before oversampling).
+    power_iters : int
+        Subspace iterations (2 is plenty for attention spectra).
+    seed : int
+        Seed of the Gaussian test matrix (results are deterministic).
+    lo : int
+        A rank known to fail (``lower - 1`` from a lower certificate).
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n, m = A.shape
+    full = min(n, m)
+    rng = np.random.default_rng(seed)
+    l = max(1, min(full, start + oversample))
+    while True:
+        if l >= full // 2:
+            return svd_upper_bound(A, eps, lo=lo)
+        Q = _range_finder(A, l, power_iters, rng)
+        U, S, Wt = np.linalg.svd(A @ Q, full_matrices=False)
+        V = Q @ Wt.T
+        cert = nested_family_search(A, U * S, V.T, eps, lo=lo, source=f"randomized range finder (l={l})")
+        if cert is not None and cert.verify(A, eps):
+            return cert
+        l = min(full, 2 * l)
