@@ -83,11 +83,11 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     html = out / "html"
     if html.exists():
         shutil.rmtree(html)
-    cmd = [sys.executable, "-m", "jupyter_book", "build", str(stage), "--path-output", str(out / "jb"),
+    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(stage), "--path-output", str(out / "jb"),
            "--builder", "html"]
     if warnings_as_errors:
         cmd += ["--warningiserror", "--keep-going"]
-    log("[attnrank] " + " ".join(cmd[2:]))
+    log("[attnrank] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=stage)
     if proc.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode})")

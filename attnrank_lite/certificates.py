@@ -13,7 +13,9 @@ certificate passes because of floating-point error.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -225,5 +227,26 @@ class SubspaceCertificate:
             return False
         if A.shape[0] == 0:
             return True
+        if L.shape[1] == 0:
+            return _row_l1_at_most(A, eps)
         err, margin = self.row_errors(A)
         return bool(np.all(err + margin <= eps))
+
+
+def _row_l1_at_most(A: np.ndarray, eps: float) -> bool:
+    r"""Exact test of :math:`\max_i \sum_j |A_{ij}| \le \varepsilon` for the stored float matrix.
+
+    Rows decided by the float sum and its rounding bound are settled at once; the rest (sums
+    within rounding of ``eps``) are summed exactly in rational arithmetic.
+    """
+    absA = np.abs(A)
+    sums = absA.sum(axis=1)
+    bound = gamma(A.shape[1] + 1) * sums
+    if np.any(sums - bound > eps):
+        return False
+    unsure = np.flatnonzero(sums + bound > eps)
+    target = Fraction(eps)
+    for i in unsure:
+        if math.fsum(absA[i]) > eps or sum(map(Fraction, absA[i].tolist())) > target:
+            return False
+    return True

@@ -87,3 +87,47 @@ def merge_duplicate_keys(K, decimals: int = 12):
     _, first, inverse, counts = np.unique(K.round(decimals), axis=0, return_index=True,
                                           return_inverse=True, return_counts=True)
     return K[first], np.log(counts.astype(np.float64)), inverse.reshape(-1)
+
+
+def exact_cases(n: int, b: int) -> dict:
+    r"""The exact cases of Prop. 1.2, with their known approximation rank for ``eps < 1``.
+
+    Returns
+    -------
+    dict
+        ``name -> (A, rank)``: identity ``I_n`` (rank n), uniform ``J/n`` (rank 1) and ``b``
+        uniform diagonal blocks (rank b). For ``eps >= 1`` every one has rank 0.
+    """
+    return {
+        "identity": (np.eye(n), n),
+        "uniform J/n": (uniform_matrix(n), 1),
+        f"{b} uniform blocks": (block_uniform(n, b), b),
+    }
+
+
+def tampered_copies(bracket):
+    r"""Two deliberately broken copies of a bracket's certificates, for the verify demonstration.
+
+    Returns
+    -------
+    upper : SubspaceCertificate
+        The upper certificate with one entry of ``L`` changed by 1 (the largest-|.| entry).
+    lower : ClusterMassCertificate or None
+        The cluster-mass certificate with the first group made to overlap the second
+        (``None`` if it has fewer than two groups).
+    """
+    from .certificates import ClusterMassCertificate, SubspaceCertificate
+
+    c = bracket.upper_certificate
+    L = c.L.copy()
+    if L.size:
+        idx = np.unravel_index(np.argmax(np.abs(L)), L.shape)
+        L[idx] += 1.0
+    upper = SubspaceCertificate(L, c.R.copy(), source="tampered")
+    lower = None
+    groups = bracket.lower_groups
+    if len(groups) >= 2:
+        g = [list(x) for x in groups]
+        g[0] = sorted(set(g[0]) | {g[1][0]})
+        lower = ClusterMassCertificate(rows=list(bracket.lower_rows), groups=g)
+    return upper, lower
