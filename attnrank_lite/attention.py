@@ -25,6 +25,14 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     -------
     A : ndarray, shape (n, m)
         Row-stochastic matrix, float64.
+
+    Notes
+    -----
+    Each row is scaled by :math:`f/S_i` with :math:`f = 1 - 2(m+4)u` (u the unit roundoff)
+    instead of :math:`1/S_i`. By the standard rounding bounds the *exact* sum of every stored row
+    is then at most 1 (and at least :math:`1 - 2(m+5)u`), so the stored matrix really is
+    (sub)stochastic and ``B = 0`` certifies :math:`\mathrm{rank}_1(A) = 0` without rounding doubts.
+    The relative change of each entry is below :math:`2(m+4)u` (``4.5e-12`` for m = 10^4).
     """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2:
@@ -35,7 +43,8 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     if not np.isfinite(row_max).all():
         raise ValueError("every row of the logits needs at least one finite entry")
     A = np.exp(L - row_max)
-    A /= A.sum(axis=1, keepdims=True)
+    f = 1.0 - 2.0 * (L.shape[1] + 4) * (np.finfo(np.float64).eps / 2)
+    A *= f / A.sum(axis=1, keepdims=True)
     return A
 
 

@@ -230,7 +230,23 @@ class SubspaceCertificate:
         if L.shape[1] == 0:
             return _row_l1_at_most(A, eps)
         err, margin = self.row_errors(A)
-        return bool(np.all(err + margin <= eps))
+        if np.any(err - margin > eps):
+            return False
+        unsure = np.flatnonzero(err + margin > eps)
+        if np.count_nonzero(L[unsure]) * A.shape[1] > 4_000_000:
+            return False  # too many rows within rounding of eps to settle exactly: refuse
+        return all(_exact_row_error(A[i], L[i], R) <= Fraction(eps) for i in unsure)
+
+
+def _exact_row_error(a: np.ndarray, l: np.ndarray, R: np.ndarray) -> Fraction:
+    """:math:`\\sum_j |a_j - (l R)_j|` in exact rational arithmetic (for rows within rounding of eps)."""
+    nz = np.flatnonzero(l)
+    lf = [Fraction(x) for x in l[nz].tolist()]
+    Rn = R[nz]
+    total = Fraction(0)
+    for j, aj in enumerate(a.tolist()):
+        total += abs(Fraction(aj) - sum(x * Fraction(r) for x, r in zip(lf, Rn[:, j].tolist())))
+    return total
 
 
 def _row_l1_at_most(A: np.ndarray, eps: float) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .attention import row_softmax
 from .norms import bounded_output_error
 
 __all__ = [
@@ -16,9 +17,12 @@ __all__ = [
 
 
 def uniform_matrix(n: int, m: int | None = None) -> np.ndarray:
-    """The uniform attention matrix ``J / m`` (shape (n, m)): every query averages all keys."""
+    """The uniform attention matrix ``J / m`` (shape (n, m)): every query averages all keys.
+
+    Built as the softmax of zero logits, so its stored rows never sum to more than 1 exactly.
+    """
     m = n if m is None else m
-    return np.full((n, m), 1.0 / m)
+    return row_softmax(np.zeros((n, m)))
 
 
 def block_uniform(n: int, b: int) -> np.ndarray:
@@ -33,7 +37,7 @@ def block_uniform(n: int, b: int) -> np.ndarray:
         raise ValueError(f"need 1 <= b <= n, got b={b}, n={n}")
     labels = np.repeat(np.arange(b), np.diff(np.linspace(0, n, b + 1).round().astype(int)))
     same = labels[:, None] == labels[None, :]
-    return same / same.sum(axis=1, keepdims=True)
+    return row_softmax(np.where(same, 0.0, -np.inf))
 
 
 def split_keys(A: np.ndarray, copies: int) -> np.ndarray:
