@@ -11,7 +11,9 @@ from .certificates import (
     NormCertificate,
     SubspaceCertificate,
 )
+from .interaction import softmax_perturbation_bound
 from .norms import bounded_output_error, row_l1, worst_case_values
+from .polynomial import PolynomialCertificate, polynomial_certificate
 
 __version__ = "0.1.0"
 
@@ -28,4 +30,7 @@ __all__ = [
     "FrobeniusTailCertificate",
     "NormCertificate",
     "SubspaceCertificate",
+    "softmax_perturbation_bound",
+    "polynomial_certificate",
+    "PolynomialCertificate",
 ]

@@ -1,0 +1,308 @@
+r"""Finite polynomial rank certificates (SPEC §2, "finite polynomial certificate").
+
+For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r` and logits
+:math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` (plus key log-weights :math:`\log w_j`), row ``i``
+of the attention is :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i` with :math:`h_i = \max_j \ell_{ij}`
+and the exact normaliser :math:`Z_i = \sum_j w_j e^{\ell_{ij} - h_i}`. Replace :math:`t \mapsto e^{t-h_i}`
+by its degree-``D`` Chebyshev interpolant :math:`p_i` on the row's logit range
+:math:`[\min_j \ell_{ij}, \max_j \ell_{ij}]` and keep :math:`Z_i`:
+
+.. math:: B_{ij} = w_j\, p_i(\beta\langle q_i, k_j\rangle) / Z_i .
+
+:math:`k \mapsto p_i(\beta\langle q_i, k\rangle)` is a polynomial of degree ``<= D`` on
+:math:`\mathbb R^r`, so every row of ``B`` lies in the span of the ``m``-vectors
+:math:`(w_j k_j^\alpha)_j`, :math:`|\alpha| \le D`, and
+
+.. math:: \operatorname{rank} B \le \binom{r + D}{D},
+
+independently of ``n`` and ``m``. Keys on a sphere :math:`S^{r-1}` need only the restrictions of
+those polynomials, the spherical harmonics of degree ``<= D`` (:func:`harmonic_count`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from .attention import row_softmax
+from .certificates import gamma
+
+__all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
+           "polynomial_matrix"]
+
+_BLOCK = 256
+
+
+def monomial_count(r: int, D: int) -> int:
+    r"""Number of monomials of degree ``<= D`` in ``r`` variables: :math:`\binom{r+D}{D}`."""
+    r, D = int(r), int(D)
+    if r < 0 or D < 0:
+        raise ValueError(f"need r >= 0 and D >= 0, got r={r}, D={D}")
+    return comb(r + D, D)
+
+
+def harmonic_count(d: int, D: int) -> int:
+    r"""Dimension of the polynomials of degree ``<= D`` restricted to :math:`S^{d-1}`.
+
+    That is the number of spherical harmonics of degree ``<= D`` on :math:`S^{d-1}`:
+    :math:`\dim \mathcal P_D + \dim \mathcal P_{D-1}` of homogeneous polynomials in ``d`` variables,
+    :math:`\binom{D+d-1}{d-1} + \binom{D+d-2}{d-1}` for ``D >= 1`` (``2D + 1`` on the circle,
+    ``(D + 1)^2`` on :math:`S^2`), and 1 for ``D = 0``.
+    """
+    d, D = int(d), int(D)
+    if d < 1 or D < 0:
+        raise ValueError(f"need d >= 1 and D >= 0, got d={d}, D={D}")
+    if D == 0:
+        return 1
+    return comb(D + d - 1, d - 1) + comb(D + d - 2, d - 1)
+
+
+def _cheb_coefficients(half: np.ndarray, D: int) -> np.ndarray:
+    r"""Chebyshev coefficients (shape (n, D+1)) of the degree-D interpolant of
+    :math:`x \mapsto e^{h (x - 1)}` on [-1, 1] at the D+1 Chebyshev points of the first kind."""
+    N = D + 1
+    k = np.arange(N)
+    x = np.cos(np.pi * (k + 0.5) / N)
+    with np.errstate(under="ignore"):
+        f = np.exp(half[:, None] * (x[None, :] - 1.0))  # (n, N)
+    T = np.cos(np.pi * np.outer(k, k + 0.5) / N)  # T[j, k] = T_j(x_k)
+    c = (2.0 / N) * f @ T.T
+    c[:, 0] /= 2.0
+    return c
+
+
+def _clenshaw(c: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Evaluate per-row Chebyshev series ``sum_k c[i, k] T_k(u[i, j])``."""
+    D = c.shape[1] - 1
+    b1 = np.zeros_like(u)
+    b2 = np.zeros_like(u)
+    for k in range(D, 0, -1):
+        b1, b2 = c[:, k:k + 1] + 2.0 * u * b1 - b2, b1
+    return c[:, :1] + u * b1 - b2
+
+
+def _prepare(Qv, Kv, beta, log_weights):
+    Qv = np.atleast_2d(np.asarray(Qv, dtype=np.float64))
+    Kv = np.atleast_2d(np.asarray(Kv, dtype=np.float64))
+    if Qv.shape[1] != Kv.shape[1]:
+        raise ValueError(f"Qv has {Qv.shape[1]} columns but Kv has {Kv.shape[1]}")
+    if not (np.isfinite(Qv).all() and np.isfinite(Kv).all()):
+        raise ValueError("Qv and Kv must be finite")
+    beta = float(beta)
+    if not (np.isfinite(beta) and beta >= 0):
+        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    m = Kv.shape[0]
+    if log_weights is None:
+        lw = np.zeros(m)
+    else:
+        lw = np.asarray(log_weights, dtype=np.float64).reshape(-1)
+        if lw.shape != (m,):
+            raise ValueError(f"log_weights has {lw.size} entries for {m} keys")
+        if np.isnan(lw).any() or np.isposinf(lw).any() or not np.isfinite(lw).any():
+            raise ValueError("log_weights must be < +inf, not NaN, with at least one finite entry")
+    return Qv, Kv, beta, lw
+
+
+def _rows(Qv, Kv, beta, lw, D, sl):
+    """For rows ``sl``: logits, row weights g = w_j / Z_i, the interpolant values and data for margins."""
+    live = np.isfinite(lw)
+    ell = beta * (Qv[sl] @ Kv.T)  # (b, m)
+    ell_live = np.where(live[None, :], ell, np.nan)
+    hi = np.nanmax(ell_live, axis=1)
+    lo = np.nanmin(ell_live, axis=1)
+    half = (hi - lo) / 2.0
+    mid = (hi + lo) / 2.0
+    safe = np.where(half > 0, half, 1.0)
+    u = np.where(half[:, None] > 0, (ell - mid[:, None]) / safe[:, None], 0.0)
+    u = np.clip(u, -1.0, 1.0)  # dead keys (weight 0) may fall outside; their weight is 0
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        logZ = np.log(np.sum(np.exp(ell - hi[:, None] + (lw - lw[live].max())[None, :]), axis=1))
+        g = np.exp((lw - lw[live].max())[None, :] - logZ[:, None])  # w_j / Z_i, shape (b, m)
+    c = _cheb_coefficients(half, D)
+    with np.errstate(under="ignore"):
+        p = _clenshaw(c, u)
+    return ell, hi, half, g, c, p
+
+
+def polynomial_matrix(Qv, Kv, beta: float, degree: int, log_weights=None) -> np.ndarray:
+    r"""The explicit ``B`` of the degree-``D`` polynomial certificate (shape (n, m)).
+
+    :math:`B_{ij} = w_j p_i(\beta\langle q_i,k_j\rangle)/Z_i`; rank at most :math:`\binom{r+D}{D}`.
+    """
+    Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
+    D = int(degree)
+    if D < 0:
+        raise ValueError(f"degree must be >= 0, got {D}")
+    n, m = Qv.shape[0], Kv.shape[0]
+    B = np.empty((n, m))
+    for s in range(0, n, _BLOCK):
+        sl = slice(s, min(n, s + _BLOCK))
+        _, _, _, g, _, p = _rows(Qv, Kv, beta, lw, D, sl)
+        B[sl] = g * p
+    return B
+
+
+def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
+    """Per-row l1 error of B against A (A None: the exact attention of the data), and a rounding margin."""
+    n, m = Qv.shape[0], Kv.shape[0]
+    r = Qv.shape[1]
+    err = np.empty(n)
+    margin = np.zeros(n)
+    kmax = float(np.linalg.norm(Kv, axis=1).max()) if m else 0.0
+    qn = np.linalg.norm(Qv, axis=1)
+    k2 = np.arange(D + 1, dtype=np.float64) ** 2
+    gam_eval = gamma(4 * (D + 1) ** 2 + 2 * r + 16)
+    gam_sum = gamma(m + r + 8)
+    for s in range(0, n, _BLOCK):
+        sl = slice(s, min(n, s + _BLOCK))
+        ell, hi, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            B = g * p
+            if A is None:
+                Ablk = row_softmax(ell + lw[None, :])
+            else:
+                Ablk = A[sl]
+            E = np.abs(Ablk - B).sum(axis=1)
+        err[sl] = np.where(np.isfinite(E), E, np.inf)
+        if with_margin:
+            S = np.abs(c).sum(axis=1)  # bound on |p| on [-1, 1]
+            S1 = (np.abs(c) * k2[None, :]).sum(axis=1)  # bound on |p'| on [-1, 1]
+            dl = gamma(r + 2) * beta * qn[sl] * kmax  # rounding of a logit
+            du = np.where(half > 0, dl / np.where(half > 0, half, 1.0), 0.0)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gs = g.sum(axis=1)
+                margin[sl] = (gs * (gam_eval * (S + 1.0) + S1 * du)
+                              + gam_sum * (np.abs(Ablk).sum(axis=1) + np.abs(B).sum(axis=1)))
+    margin = np.where(np.isfinite(margin), margin, np.inf)
+    return err, margin
+
+
+@dataclass
+class PolynomialCertificate:
+    r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le \binom{r+D}{D}` from per-row polynomials.
+
+    Attributes
+    ----------
+    Qv : ndarray, shape (n, r)
+    Kv : ndarray, shape (m, r)
+        Visible coordinates (logits ``beta Qv Kv^T``).
+    beta : float
+    degree : int
+        ``D``.
+    count : int
+        :math:`\binom{r + D}{D}`, the certified rank bound.
+    error : float
+        Measured max-row-l1 error against the attention of the stored data.
+    log_weights : ndarray, shape (m,), or None
+    """
+
+    Qv: np.ndarray
+    Kv: np.ndarray
+    beta: float
+    degree: int
+    count: int
+    error: float
+    log_weights: np.ndarray | None = None
+    kind: str = "polynomial"
+
+    @property
+    def dim(self) -> int:
+        """Visible dimension ``r`` (columns of ``Qv``)."""
+        return int(np.atleast_2d(self.Qv).shape[1])
+
+    @property
+    def rank(self) -> int:
+        """The certified upper bound (``count``)."""
+        return int(self.count)
+
+    def matrix(self) -> np.ndarray:
+        """Build ``B`` explicitly, shape (n, m) (for small cases)."""
+        return polynomial_matrix(self.Qv, self.Kv, self.beta, self.degree, self.log_weights)
+
+    def verify(self, A, eps: float) -> bool:
+        """Recompute ``B`` from the stored data and check ``||A - B|| <= eps`` with a rounding margin,
+        and that ``count`` is the monomial count of ``(dim, degree)``."""
+        try:
+            Qv, Kv, beta, lw = _prepare(self.Qv, self.Kv, self.beta, self.log_weights)
+        except ValueError:
+            return False
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim != 2 or A.shape != (Qv.shape[0], Kv.shape[0]) or not np.isfinite(A).all():
+            return False
+        D = int(self.degree)
+        if D < 0 or D != self.degree or int(self.count) != monomial_count(Qv.shape[1], D):
+            return False
+        if A.shape[0] == 0:
+            return True
+        err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
+        return bool(np.all(err + margin <= float(eps)))
+
+    def as_dict(self) -> dict:
+        return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
+
+    def __repr__(self) -> str:
+        return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, "
+                f"error={self.error:.3g})")
+
+
+def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None):
+    r"""Smallest-degree polynomial certificate meeting ``eps`` (or ``None``).
+
+    The degree is searched by doubling ``D = 0, 1, 2, 4, ...`` up to ``max_degree`` and then
+    bisection. The error is essentially (not provably) monotone in ``D``, so the degree found is
+    the smallest passing one in all cases we checked; the certificate is valid regardless (it
+    carries its measured error and passes its own ``verify`` with margin).
+
+    Parameters
+    ----------
+    Qv : array_like, shape (n, r)
+    Kv : array_like, shape (m, r)
+        Visible coordinates (e.g. from :func:`attnrank_lite.interaction.visible_coordinates`).
+    beta : float
+    eps : float
+        Target max-row-l1 error (``> 0``).
+    max_degree : int
+    log_weights : array_like, shape (m,), optional
+
+    Returns
+    -------
+    PolynomialCertificate or None
+    """
+    Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
+    eps = float(eps)
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps}")
+    max_degree = int(max_degree)
+    if max_degree < 0:
+        raise ValueError(f"max_degree must be >= 0, got {max_degree}")
+    stored_lw = None if log_weights is None else lw.copy()
+    cache: dict[int, tuple[float, bool]] = {}
+
+    def check(D):
+        if D not in cache:
+            err, margin = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=True)
+            e = float(err.max()) if err.size else 0.0
+            cache[D] = (e, bool(np.all(err + margin <= eps)))
+        return cache[D][1]
+
+    if Qv.shape[0] == 0:
+        return PolynomialCertificate(Qv, Kv, beta, 0, 1, 0.0, stored_lw)
+    lo, hi = -1, None
+    D = 0
+    while True:
+        if check(D):
+            hi = D
+            break
+        lo = D
+        if D >= max_degree:
+            return None
+        D = min(max_degree, 1 if D == 0 else 2 * D)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if check(mid):
+            hi = mid
+        else:
+            lo = mid
+    return PolynomialCertificate(Qv.copy(), Kv.copy(), beta, hi, monomial_count(Qv.shape[1], hi),
+                                 cache[hi][0], stored_lw)

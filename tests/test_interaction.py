@@ -1,0 +1,299 @@
+"""Interaction tools: row-scalar quotient, visible dimension (instances and heads), truncation
+bounds and Lemma 5.1. Checked against closed forms, constructed ground truth and brute force."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import attnrank_lite
+from attnrank_lite import row_l1, row_softmax, softmax_attention
+from attnrank_lite.interaction import (
+    head_visible_dimension,
+    oscillation,
+    residual_bounds,
+    row_scalar_quotient,
+    softmax_perturbation_bound,
+    tolerance_dimension,
+    truncate_interaction,
+    visible_coordinates,
+    visible_dimension,
+)
+
+
+# ---------------------------------------------------------------- row-scalar quotient
+def test_quotient_is_projection_and_softmax_invariant():
+    rng = np.random.default_rng(1)
+    L = rng.standard_normal((7, 9)) * 3
+    m = L.shape[1]
+    P = np.eye(m) - np.ones((m, m)) / m
+    C = row_scalar_quotient(L)
+    assert np.allclose(C, L @ P, atol=1e-13)
+    assert np.allclose(C.sum(axis=1), 0, atol=1e-12)
+    shift = rng.standard_normal((7, 1)) * 50
+    assert np.allclose(row_scalar_quotient(L + shift), C, atol=1e-12)
+    assert np.allclose(row_softmax(C), row_softmax(L), atol=1e-14)
+    assert np.allclose(row_softmax(L + shift), row_softmax(L), atol=1e-14)
+
+
+def test_visible_dimension_exact_cases():
+    assert visible_dimension(np.zeros((4, 5))) == 0
+    # row-scalar logits only: invisible
+    c = np.arange(4.0)[:, None]
+    assert visible_dimension(c * np.ones((1, 6))) == 0
+    # rank-1 logits with a varying key coordinate: visible dimension 1
+    assert visible_dimension(np.outer([1.0, 2.0, -1.0], [0.0, 1.0, 3.0])) == 1
+
+
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_visible_dimension_hidden_in_ambient_space(r):
+    """Keys = (x_j, constant), queries = (y_i, arbitrary): logit rank r + 2 (nuisance columns), visible r."""
+    rng = np.random.default_rng(r)
+    n, m, extra = 40, 50, 2
+    X = rng.standard_normal((m, r))
+    Y = rng.standard_normal((n, r))
+    K = np.hstack([X, np.full((m, extra), 0.7)])
+    Q = np.hstack([Y, rng.standard_normal((n, extra)) * 10])
+    R = np.linalg.qr(rng.standard_normal((r + extra, r + extra)))[0]  # hide the split by a rotation
+    Q, K = Q @ R, K @ R
+    assert np.linalg.matrix_rank(Q @ K.T) == r + 1  # the nuisance directions show in the raw logits
+    assert visible_dimension(Q @ K.T) == r
+    Qv, Kv = visible_coordinates(Q, K)
+    assert Qv.shape == (n, r) and Kv.shape == (m, r)
+    assert np.allclose(Qv @ Kv.T, row_scalar_quotient(Q @ K.T), atol=1e-10)
+    assert np.allclose(Kv.mean(axis=0), 0, atol=1e-12)
+    for beta in (0.0, 0.3, 5.0, 200.0):
+        assert row_l1(softmax_attention(Qv, Kv, beta) - softmax_attention(Q, K, beta)) < 1e-9
+    # balanced: column l of each factor has norm sqrt(sigma_l)
+    s = np.linalg.svd(row_scalar_quotient(Q @ K.T), compute_uv=False)[:r]
+    assert np.allclose(np.linalg.norm(Qv, axis=0), np.sqrt(s), rtol=1e-10)
+    assert np.allclose(np.linalg.norm(Kv, axis=0), np.sqrt(s), rtol=1e-10)
+
+
+def test_visible_coordinates_of_invisible_instance():
+    Q = np.ones((3, 2))
+    K = np.tile([[2.0, -1.0]], (5, 1))  # all keys equal
+    Qv, Kv = visible_coordinates(Q, K)
+    assert Qv.shape == (3, 0) and Kv.shape == (5, 0)
+    assert np.allclose(softmax_attention(Qv, Kv, 3.0), 0.2)
+
+
+# ---------------------------------------------------------------- heads
+def _head(rng, d_model, d_head, r, full_key=True):
+    """W_Q^T W_K of rank r by construction: only the first r head coordinates carry queries.
+    A random orthogonal mixing of head space hides this (it leaves W_Q^T W_K unchanged)."""
+    W_Q = np.zeros((d_head, d_model))
+    W_Q[:r] = rng.standard_normal((r, d_model))
+    W_K = rng.standard_normal((d_head, d_model))
+    if not full_key:
+        W_K[r:] = 0.0
+    H = np.linalg.qr(rng.standard_normal((d_head, d_head)))[0]
+    return H @ W_Q, H @ W_K, H
+
+
+def _brute_visible(W_Q, b_Q, W_K, b_K, key_states, rng, n_queries=60):
+    """Visible dimension of an actual instance: generic query states, the given key states."""
+    Hq = rng.standard_normal((n_queries, W_Q.shape[1])) * 3
+    Q = Hq @ W_Q.T + (0 if b_Q is None else b_Q)
+    K = key_states @ W_K.T + (0 if b_K is None else b_K)
+    return visible_dimension(Q @ K.T, rtol=1e-9)
+
+
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_head_visible_dimension_ground_truth(r):
+    rng = np.random.default_rng(10 + r)
+    d_model, d_head = 9, 5
+    W_Q, W_K, H = _head(rng, d_model, d_head, r)
+    b_K = rng.standard_normal(d_head) * 5
+    keys = rng.standard_normal((40, d_model))
+    b_in = W_Q @ rng.standard_normal(d_model)  # query bias inside the column space of W_Q
+    b_out = H @ np.eye(d_head)[r]  # query bias along a head direction W_Q does not use
+    cases = [
+        (None, None, r),
+        (None, b_K, r),  # key bias: row-scalar, drops out
+        (b_in, b_K, r),  # query bias = shift of the query states: drops out
+        (b_out, None, r + 1),  # b_Q^T W_K h' varies with the key: one more visible dimension
+        (b_out, b_K, r + 1),
+    ]
+    for b_Q, bK, truth in cases:
+        assert head_visible_dimension(W_Q, b_Q, W_K, bK) == truth
+        assert head_visible_dimension(W_Q, b_Q, W_K, bK, key_states=keys) == truth
+        assert _brute_visible(W_Q, b_Q, W_K, bK, keys, rng) == truth
+
+
+def test_head_query_bias_invisible_when_keys_use_only_query_directions():
+    rng = np.random.default_rng(3)
+    W_Q, W_K, H = _head(rng, 8, 5, 2, full_key=False)  # W_K only uses the 2 query head directions
+    b_Q = rng.standard_normal(5) * 4  # generic query bias
+    assert head_visible_dimension(W_Q, b_Q, W_K, rng.standard_normal(5)) == 2
+    keys = rng.standard_normal((30, 8))
+    assert _brute_visible(W_Q, b_Q, W_K, None, keys, rng) == 2
+
+
+def test_head_constant_key_directions_drop_out():
+    rng = np.random.default_rng(4)
+    d_model, d_head = 10, 6
+    W_Q = rng.standard_normal((d_head, d_model))
+    W_K = rng.standard_normal((d_head, d_model))
+    basis = np.linalg.qr(rng.standard_normal((d_model, d_model)))[0]
+    offset = rng.standard_normal(d_model) * 7  # constant part shared by all keys
+    for s in (0, 1, 2, 4):
+        keys = rng.standard_normal((50, s)) @ basis[:, :s].T + offset  # keys vary in s directions
+        for b_Q in (None, rng.standard_normal(d_head)):
+            truth = min(s, d_head)
+            assert head_visible_dimension(W_Q, b_Q, W_K, rng.standard_normal(d_head), key_states=keys) == truth
+            assert _brute_visible(W_Q, b_Q, W_K, None, keys, rng) == truth
+    assert head_visible_dimension(W_Q, None, W_K, None) == d_head
+
+
+def test_head_input_validation():
+    with pytest.raises(ValueError):
+        head_visible_dimension(np.ones((2, 3)), None, np.ones((3, 2)), None)
+    with pytest.raises(ValueError):
+        head_visible_dimension(np.ones((2, 3)), np.ones(3), np.ones((2, 3)), None)
+    with pytest.raises(ValueError):
+        head_visible_dimension(np.ones((2, 3)), None, np.ones((2, 3)), None, key_states=np.ones((4, 2)))
+    with pytest.raises(ValueError):
+        visible_dimension(np.ones((2, 2)), rtol=-1)
+
+
+# ---------------------------------------------------------------- truncation and bounds
+def test_truncate_interaction_eckart_young():
+    rng = np.random.default_rng(5)
+    U = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    V = np.linalg.qr(rng.standard_normal((5, 5)))[0]
+    sig = np.array([5.0, 3.0, 1.0, 0.5, 0.1])
+    M = (U[:, :5] * sig) @ V.T
+    for s in range(6):
+        Ms = truncate_interaction(M, s)
+        assert np.linalg.matrix_rank(Ms, tol=1e-10) == min(s, 5)
+        gap = np.linalg.norm(M - Ms, 2)
+        assert np.isclose(gap, sig[s] if s < 5 else 0.0, atol=1e-12)
+    with pytest.raises(ValueError):
+        truncate_interaction(M, -1)
+
+
+def test_residual_bounds_closed_form_two_keys():
+    # one query q = 1, keys 0 and t/beta, M = [[1]], s = 0: A_s is uniform
+    for t in (0.01, 1.0, 6.0):
+        beta = 2.0
+        b = residual_bounds(np.array([[1.0]]), np.array([[0.0], [t / beta]]), np.array([[1.0]]), 0, beta)
+        assert np.isclose(b["measured"], np.tanh(t / 2), rtol=1e-12)  # 2 |sigmoid(t) - 1/2|
+        assert np.isclose(b["tanh"], 2 * np.tanh(t / 4), rtol=1e-12)
+        assert np.isclose(b["osc"], t / 2, rtol=1e-12)
+        # key centre = mean: R_k = t / (2 beta); sigma_1 = 1; R_q = 1
+        assert np.isclose(b["sigma"], beta * 1.0 * 1.0 * t / (2 * beta), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_residual_bounds_chain_on_random_heads(seed):
+    rng = np.random.default_rng(seed)
+    a, n, m = 8, 30, 40
+    sig = 2.0 ** -np.arange(a)
+    U = np.linalg.qr(rng.standard_normal((a, a)))[0]
+    V = np.linalg.qr(rng.standard_normal((a, a)))[0]
+    M = (U * sig) @ V.T
+    Q = rng.standard_normal((n, a))
+    K = rng.standard_normal((m, a)) + 3.0  # keys far from the origin: centring matters
+    for s in range(a + 1):
+        for beta in (0.1, 1.0, 4.0):
+            b = residual_bounds(Q, K, M, s, beta)
+            tol = 1e-12
+            assert b["measured"] <= b["tanh"] + tol
+            assert b["tanh"] <= b["osc"] + tol
+            assert b["osc"] <= b["sigma"] * (1 + 1e-12) + tol
+            if s == a:
+                assert b["measured"] < 1e-12 and b["sigma"] == 0.0
+            b0 = residual_bounds(Q, K, M, s, beta, key_centre=np.zeros(a))
+            assert b0["sigma"] >= b["sigma"]  # centring at the mean helps for these keys
+
+
+def test_tolerance_dimension():
+    sig = [4.0, 2.0, 1.0, 0.25]
+    assert tolerance_dimension(sig, 0.0) == 4
+    assert tolerance_dimension(sig, 10.0) == 0
+    assert tolerance_dimension(sig, 1.0) == 2  # sigma_3 = 1 <= 1
+    assert tolerance_dimension(sig, 0.99) == 3
+    assert tolerance_dimension(sig[::-1], 1.0, scale=2.0) == 3  # order does not matter; 2*sigma_4 = 0.5
+    taus = np.logspace(-3, 2, 50)
+    rs = tolerance_dimension(sig, taus, scale=3.0)
+    assert rs.shape == taus.shape and np.all(np.diff(rs) <= 0)
+    s_sorted = np.array(sorted(sig, reverse=True) + [0.0])
+    for tau, r in zip(taus, rs):
+        assert 3.0 * s_sorted[r] <= tau  # eta_r meets tau
+        assert r == 0 or 3.0 * s_sorted[r - 1] > tau  # and r - 1 does not
+    with pytest.raises(ValueError):
+        tolerance_dimension(sig, -1.0)
+
+
+# ---------------------------------------------------------------- Lemma 5.1
+def test_perturbation_bound_shapes_and_export():
+    assert attnrank_lite.softmax_perturbation_bound is softmax_perturbation_bound
+    assert softmax_perturbation_bound(np.zeros((3, 4))).shape == (3,)
+    assert np.ndim(softmax_perturbation_bound(np.array([0.0, 2.0]))) == 0
+    assert np.isclose(softmax_perturbation_bound(np.array([0.0, 2.0])), 2 * np.tanh(0.5))
+    assert np.allclose(oscillation([[1.0, -2.0, 0.5]]), 3.0)
+
+
+def test_lemma_5_1_on_100000_random_pairs():
+    rng = np.random.default_rng(2026)
+    total = 0
+    worst = 0.0
+    for m, count in ((2, 30000), (3, 20000), (5, 20000), (17, 15000), (100, 15000)):
+        scale_a = 10.0 ** rng.uniform(-2, 2, size=(count, 1))
+        scale_d = 10.0 ** rng.uniform(-3, 1.5, size=(count, 1))
+        a = rng.standard_normal((count, m)) * scale_a
+        d = rng.standard_normal((count, m)) * scale_d
+        two = rng.random(count) < 0.3  # a third of the deltas two-level, the sharp shape
+        d[two] = np.where(rng.random((two.sum(), m)) < 0.5, 0.0, 1.0) * scale_d[two] * 4
+        lhs = np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
+        bound = softmax_perturbation_bound(d)
+        osc = oscillation(d)
+        # rounding: forming a + d moves the logits by ~u (|a| + |d|); the softmax moves by as much
+        slack = 16 * np.finfo(float).eps * (np.abs(a).max(axis=1) + np.abs(d).max(axis=1) + 1)
+        assert np.all(lhs <= bound * (1 + 1e-12) + slack)
+        assert np.all(bound <= osc / 2 * (1 + 1e-15) + 1e-300)
+        ok = bound > 1e-6
+        worst = max(worst, float(np.max(lhs[ok] / bound[ok])))
+        total += count
+    assert total == 100_000
+    assert worst > 0.9  # the random search gets close to the bound, so the check has teeth
+
+
+def test_lemma_5_1_adversarial_search():
+    """Maximise ||softmax(a + delta) - softmax(a)||_1 / (2 tanh(osc/4)) with Nelder-Mead."""
+    rng = np.random.default_rng(7)
+
+    def ratio(x, m):
+        a, d = x[:m], x[m:]
+        osc = d.max() - d.min()
+        if osc < 1e-6:
+            return 0.0
+        lhs = np.abs(row_softmax((a + d)[None]) - row_softmax(a[None])).sum()
+        return lhs / (2 * np.tanh(osc / 4))
+
+    best = 0.0
+    for m in (2, 3, 4):
+        for _ in range(12):
+            x0 = rng.standard_normal(2 * m) * rng.choice([0.5, 2.0, 6.0])
+            res = minimize(lambda x: -ratio(x, m), x0, method="Nelder-Mead",
+                           options={"maxiter": 3000, "xatol": 1e-10, "fatol": 1e-14})
+            best = max(best, -res.fun)
+            assert -res.fun <= 1 + 1e-10
+    assert best > 0.999  # the search finds the sharp configurations
+
+
+def test_lemma_5_1_two_level_example_is_sharp():
+    t = np.logspace(-3, np.log10(20), 400)
+    # a = (0, -t/2): mass 1/(1 + e^{t/2}) on key 2; delta = (0, t)
+    a = np.column_stack([np.zeros_like(t), -t / 2])
+    d = np.column_stack([np.zeros_like(t), t])
+    lhs = np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
+    assert np.max(np.abs(lhs - 2 * np.tanh(t / 4))) < 1e-12
+    assert np.max(np.abs(softmax_perturbation_bound(d) - 2 * np.tanh(t / 4))) < 1e-15
+    # the same with many keys split over the two levels (mass fraction kept)
+    m = 10
+    a10 = np.column_stack([np.zeros((t.size, 5)), np.repeat(-t[:, None] / 2, 5, axis=1)])
+    d10 = np.column_stack([np.zeros((t.size, 5)), np.repeat(t[:, None], 5, axis=1)])
+    lhs10 = np.abs(row_softmax(a10 + d10) - row_softmax(a10)).sum(axis=1)
+    assert a10.shape[1] == m and np.max(np.abs(lhs10 - 2 * np.tanh(t / 4))) < 1e-12
