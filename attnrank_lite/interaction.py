@@ -36,6 +36,11 @@ __all__ = [
     "tolerance_dimension",
     "softmax_perturbation_bound",
     "oscillation",
+    "hidden_instance",
+    "uniform_ball",
+    "decaying_head",
+    "loglog_slope",
+    "bracket_sweep",
 ]
 
 
@@ -401,3 +406,125 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
     # min{s : scale*sig[s] <= tau} = number of s with scale*sig[s] > tau (sig decreasing)
     out = np.count_nonzero((scale * sig)[None, :] > t.reshape(-1, 1), axis=1)
     return int(out[0]) if t.ndim == 0 else out.reshape(t.shape)
+
+
+# ---------------------------------------------------------------- instances and fits for chapters 4 and 5
+def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 3.0, seed: int = 0):
+    r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``.
+
+    Queries :math:`q_i = R^\top (y_i, z_i)` with random nuisance :math:`z_i \sim N(0, \text{nuisance}^2 I)`,
+    keys :math:`k_j = R^\top (x_j, c\mathbf 1)` with the constant ``c = const``, and a random rotation
+    ``R``. Then :math:`\langle q_i, k_j\rangle = \langle y_i, x_j\rangle + c\,\mathbf 1^\top z_i`: the extra
+    term is row-scalar, so ``rowsoftmax`` is unchanged while the logit matrix has rank ``r + 1``.
+
+    Parameters
+    ----------
+    Y : array_like, shape (n, r)
+        Visible query coordinates.
+    X : array_like, shape (m, r)
+        Visible key coordinates.
+    extra : int
+        Nuisance dimensions (``>= 1``).
+
+    Returns
+    -------
+    Q : ndarray, shape (n, r + extra)
+    K : ndarray, shape (m, r + extra)
+    """
+    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    if extra < 1:
+        raise ValueError(f"extra must be >= 1, got {extra}")
+    rng = np.random.default_rng(seed)
+    n, m, r = Y.shape[0], X.shape[0], X.shape[1]
+    Qa = np.hstack([Y, nuisance * rng.standard_normal((n, extra))])
+    Ka = np.hstack([X, np.full((m, extra), float(const))])
+    R = np.linalg.qr(rng.standard_normal((r + extra, r + extra)))[0]
+    return Qa @ R, Ka @ R
+
+
+def uniform_ball(N: int, r: int, radius: float = 1.0, seed: int = 0) -> np.ndarray:
+    """``N`` independent uniform points in the ``r``-ball of the given radius, shape (N, r)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((N, r))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    return radius * Z * rng.random((N, 1)) ** (1.0 / r)
+
+
+def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offset: float = 0.0):
+    r"""Random queries, keys and an interaction matrix with spectrum :math:`\sigma_l = \text{decay}^{l-1}`.
+
+    Returns
+    -------
+    Q : ndarray, shape (n, d)
+        Rows uniform on the unit sphere.
+    K : ndarray, shape (m, d)
+        Rows uniform on the unit sphere, shifted by ``key_offset`` along a random direction
+        (a constant key direction: invisible, but it inflates :math:`R_k` about the origin).
+    M : ndarray, shape (d, d)
+        :math:`U\,\mathrm{diag}(\sigma)V^\top` with Haar-random ``U``, ``V``.
+    """
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((n, d))
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    K = rng.standard_normal((m, d))
+    K /= np.linalg.norm(K, axis=1, keepdims=True)
+    u = rng.standard_normal(d)
+    K = K + key_offset * u / np.linalg.norm(u)
+    U = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    sigma = float(decay) ** np.arange(d)
+    return Q, K, (U * sigma) @ V.T
+
+
+def loglog_slope(x, y, level: float = 0.95) -> dict:
+    r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a Student-t interval.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (k,)
+        Positive values, ``k >= 3``.
+    level : float
+        Confidence level of the interval on the slope.
+
+    Returns
+    -------
+    dict
+        ``slope``, ``low``, ``high``, ``points``.
+    """
+    from scipy import stats
+
+    x = np.log(np.asarray(x, dtype=np.float64))
+    y = np.log(np.asarray(y, dtype=np.float64))
+    if x.size != y.size or x.size < 3:
+        raise ValueError("need at least 3 points")
+    res = stats.linregress(x, y)
+    half = stats.t.ppf(0.5 + level / 2, x.size - 2) * res.stderr
+    return {"slope": float(res.slope), "low": float(res.slope - half), "high": float(res.slope + half),
+            "points": int(x.size)}
+
+
+def bracket_sweep(make_attention, betas, eps: float, desc: str = "") -> list:
+    """Certified brackets of ``make_attention(beta)`` over ``betas``.
+
+    Parameters
+    ----------
+    make_attention : callable ``beta -> A`` (ndarray, shape (n, m))
+    betas : sequence of float
+    eps : float
+
+    Returns
+    -------
+    list of dict
+        ``beta``, ``n``, ``lower``, ``upper``, ``lower_kind``, ``verified`` per beta.
+    """
+    from .bracket import rank_bracket
+    from .progress import progress
+
+    rows = []
+    for beta in progress(list(betas), desc=desc):
+        A = make_attention(float(beta))
+        b = rank_bracket(A, eps)
+        rows.append({"beta": float(beta), "n": A.shape[0], "lower": b.lower, "upper": b.upper,
+                     "lower_kind": b.lower_kind, "verified": b.verify(A, eps)})
+    return rows

@@ -29,7 +29,7 @@ from .attention import row_softmax
 from .certificates import gamma
 
 __all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
-           "polynomial_matrix"]
+           "polynomial_matrix", "polynomial_sweep"]
 
 _BLOCK = 256
 
@@ -306,3 +306,26 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
             lo = mid
     return PolynomialCertificate(Qv.copy(), Kv.copy(), beta, hi, monomial_count(Qv.shape[1], hi),
                                  cache[hi][0], stored_lw)
+
+
+def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64, log_weights=None) -> list:
+    """Polynomial certificates of ``rowsoftmax(beta Qv Kv^T)`` over ``betas``.
+
+    Returns
+    -------
+    list of dict
+        ``beta``, ``degree``, ``count``, ``error``, ``verified`` (``None`` entries when no degree
+        up to ``max_degree`` meets ``eps``).
+    """
+    from .attention import softmax_attention
+
+    rows = []
+    for beta in betas:
+        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree, log_weights=log_weights)
+        A = softmax_attention(Qv, Kv, beta, log_weights=log_weights)
+        rows.append({"beta": float(beta), "dim": int(np.atleast_2d(Qv).shape[1]),
+                     "degree": None if cert is None else cert.degree,
+                     "count": None if cert is None else cert.count,
+                     "error": None if cert is None else cert.error,
+                     "verified": False if cert is None else cert.verify(A, eps)})
+    return rows
