@@ -11,9 +11,9 @@ import numpy as np
 from .certificates import ClusterMassCertificate, SubspaceCertificate
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
 from .norms import row_l1
-from .upper import randomized_upper_bound, svd_upper_bound
+from .upper import nested_family_search, randomized_family, svd_upper_bound
 
-__all__ = ["RankBracket", "rank_bracket", "DENSE_LIMIT"]
+__all__ = ["RankBracket", "rank_bracket", "rank_brackets", "DENSE_LIMIT"]
 
 #: matrices with ``min(n, m)`` up to this size use one dense SVD; larger ones the randomized path
 DENSE_LIMIT = 1024
@@ -128,31 +128,82 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0) -> RankBrac
     >>> rank_bracket(np.eye(5), 0.5)
     RankBracket(eps=0.5, [5, 5], lower by cluster-mass)
     """
+    return rank_brackets(A, [eps], method=method, seed=seed)[0]
+
+
+def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[RankBracket]:
+    r"""Certified brackets of ``A`` at several error levels, sharing one factorisation.
+
+    Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
+    (dense path) or the randomized nested family (randomized path, built for the smallest
+    ``eps``, which needs the largest rank) and the exact submatrix spectrum for the Frobenius
+    bound are computed once and searched for every level.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, m)
+    eps_values : sequence of float
+        Error levels, each ``>= 0``.
+    method : {"auto", "dense", "randomized"}
+    seed : int
+
+    Returns
+    -------
+    list of RankBracket
+        In the order of ``eps_values``.
+    """
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-D matrix, got shape {A.shape}")
     if not np.isfinite(A).all():
         raise ValueError("A must be finite")
-    eps = float(eps)
-    if not np.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps must be a finite number >= 0, got {eps}")
+    eps_list = [float(e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64))]
+    for eps in eps_list:
+        if not np.isfinite(eps) or eps < 0:
+            raise ValueError(f"eps must be a finite number >= 0, got {eps}")
     if method not in ("auto", "dense", "randomized"):
         raise ValueError(f"method must be 'auto', 'dense' or 'randomized', got {method!r}")
     n, m = A.shape
-    zero = SubspaceCertificate(np.zeros((n, 0)), np.zeros((0, m)), source="B = 0")
-    if A.size == 0 or zero.verify(A, eps):
-        return RankBracket(eps, norm_lower_bound(A, eps), zero)
     if method == "auto":
         method = "dense" if min(n, m) <= DENSE_LIMIT else "randomized"
-    cluster = cluster_mass_lower_bound(A, eps)
-    norm = norm_lower_bound(A, eps)
-    if method == "dense":
-        svd = np.linalg.svd(A, full_matrices=False)
-        lower = _best(cluster, frobenius_tail_lower_bound(A, eps, sigma=svd[1]), norm)
-        upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
-    else:
-        rows = np.unique(np.linspace(0, n - 1, min(n, FROBENIUS_ROWS)).round().astype(np.int64))
-        frob = frobenius_tail_lower_bound(A, eps, rows=None if rows.size == n else rows)
-        lower = _best(cluster, frob, norm)
-        upper = randomized_upper_bound(A, eps, start=max(32, 2 * lower.rank), seed=seed, lo=lower.rank - 1)
-    return RankBracket(eps, lower, upper)
+    out: dict[int, RankBracket] = {}
+    svd = None  # dense path: (U, S, Vt)
+    family = None  # randomized path: (US, Vt, source) meeting the smallest eps handled so far
+    sub_sigma = None  # randomized path: exact singular values of the row submatrix
+    rows = None
+    for idx in sorted(range(len(eps_list)), key=lambda i: eps_list[i]):
+        eps = eps_list[idx]
+        zero = SubspaceCertificate(np.zeros((n, 0)), np.zeros((0, m)), source="B = 0")
+        if A.size == 0 or zero.verify(A, eps):
+            out[idx] = RankBracket(eps, norm_lower_bound(A, eps), zero)
+            continue
+        cluster = cluster_mass_lower_bound(A, eps)
+        norm = norm_lower_bound(A, eps)
+        if method == "dense":
+            if svd is None:
+                svd = np.linalg.svd(A, full_matrices=False)
+            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, sigma=svd[1]), norm)
+            upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
+        else:
+            if rows is None:
+                rows = np.unique(np.linspace(0, n - 1, min(n, FROBENIUS_ROWS)).round().astype(np.int64))
+                rows = None if rows.size == n else rows
+            if sub_sigma is None:
+                S = A if rows is None else A[rows]
+                if float(np.einsum("ij,ij->", S, S)) > S.shape[0] * eps ** 2:
+                    # the Frobenius mass exceeds the budget: the exact spectrum is needed (kept for
+                    # the larger eps that follow). Exact singular values only, never Ritz values.
+                    sub_sigma = np.linalg.svd(S, compute_uv=False)
+            frob = frobenius_tail_lower_bound(A, eps, sigma=sub_sigma, rows=rows)
+            lower = _best(cluster, frob, norm)
+            upper = None
+            if family is not None:
+                upper = nested_family_search(A, family[0], family[1], eps, lo=lower.rank - 1, source=family[2])
+                if upper is not None and not upper.verify(A, eps):
+                    upper = None
+            if upper is None:
+                upper, fam = randomized_family(A, eps, start=max(32, 2 * lower.rank), seed=seed,
+                                               lo=lower.rank - 1)
+                family = fam if fam is not None else family
+        out[idx] = RankBracket(eps, lower, upper)
+    return [out[i] for i in range(len(eps_list))]

@@ -13,6 +13,12 @@ import numpy as np
 
 __all__ = [
     "circle_points",
+    "fibonacci_sphere",
+    "random_sphere",
+    "clustered_sphere",
+    "separated_packing",
+    "min_separation",
+    "covering_radius",
     "gaussian_ball",
     "effective_token_count",
     "log_effective_token_count",
@@ -35,6 +41,133 @@ def circle_points(n: int, offset: float = 0.0) -> np.ndarray:
     """
     theta = offset + 2 * np.pi * np.arange(n) / n
     return np.column_stack([np.cos(theta), np.sin(theta)])
+
+
+def fibonacci_sphere(n: int) -> np.ndarray:
+    r"""``n`` well-spread points on :math:`S^2` (the Fibonacci / golden-spiral lattice).
+
+    .. math:: z_i = 1 - rac{2i+1}{n},\quad \phi_i = i\,\pi(3-\sqrt5),\quad
+              x_i = (\sqrt{1-z_i^2}\cos\phi_i, \sqrt{1-z_i^2}\sin\phi_i, z_i),\ i = 0..n-1.
+
+    Equal-area in :math:`z` (each point owns a band of area :math:`4\pi/n`); nearest-neighbour
+    distances are about :math:`\sqrt{4\pi/n}` up to a constant.
+
+    Returns
+    -------
+    X : ndarray, shape (n, 3)
+    """
+    n = _check_int("n", n, 1)
+    i = np.arange(n, dtype=np.float64)
+    z = 1.0 - (2.0 * i + 1.0) / n
+    r = np.sqrt(np.maximum(0.0, 1.0 - z * z))
+    phi = i * np.pi * (3.0 - np.sqrt(5.0))
+    return np.column_stack([r * np.cos(phi), r * np.sin(phi), z])
+
+
+def random_sphere(n: int, d: int, seed: int = 0) -> np.ndarray:
+    r"""``n`` independent uniform points on :math:`S^{d-1}` (normalised Gaussian vectors).
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+    """
+    n = _check_int("n", n, 1)
+    d = _check_int("d", d, 1)
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((n, d))
+    nrm = np.linalg.norm(G, axis=1, keepdims=True)
+    while (nrm == 0).any():  # probability zero, but keep the output on the sphere
+        bad = nrm[:, 0] == 0
+        G[bad] = rng.standard_normal((int(bad.sum()), d))
+        nrm = np.linalg.norm(G, axis=1, keepdims=True)
+    return G / nrm
+
+
+def clustered_sphere(n: int, d: int, clusters: int = 8, spread: float = 0.15, seed: int = 0) -> np.ndarray:
+    r"""``n`` points on :math:`S^{d-1}` in ``clusters`` groups around uniform random centres.
+
+    Point :math:`x = (c + 	ext{spread}\cdot g)/|c + 	ext{spread}\cdot g|` with ``c`` a centre
+    (assigned round-robin) and ``g`` standard Gaussian: angular spread about ``spread`` radians.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+    """
+    n = _check_int("n", n, 1)
+    clusters = _check_int("clusters", clusters, 1)
+    spread = float(spread)
+    if not np.isfinite(spread) or spread < 0:
+        raise ValueError(f"spread must be a finite number >= 0, got {spread!r}")
+    rng = np.random.default_rng(seed)
+    C = random_sphere(clusters, d, seed=int(rng.integers(2**31)))
+    Y = C[np.arange(n) % clusters] + spread * rng.standard_normal((n, d))
+    return Y / np.linalg.norm(Y, axis=1, keepdims=True)
+
+
+def separated_packing(d: int, spacing: float, candidates: int | None = None, seed: int = 0,
+                      max_points: int = 200_000) -> np.ndarray:
+    r"""A maximal ``spacing``-separated set on :math:`S^{d-1}` (greedy over dense candidates).
+
+    Candidates are uniform random points (``candidates`` of them, by default about 30 times the
+    packing size expected from the volume ratio). They are scanned in random order; a candidate
+    is kept when its Euclidean distance to every kept point is at least ``spacing``. The result
+    is ``spacing``-separated (pairwise distances ``>= spacing``) and maximal among the candidates:
+    every candidate lies within ``spacing`` of a kept point, so the covering radius of the set is
+    at most ``spacing`` plus the covering radius of the candidates.
+
+    Parameters
+    ----------
+    d : int
+        Ambient dimension (points on :math:`S^{d-1}`), ``d >= 2``.
+    spacing : float
+        Minimum Euclidean (chordal) distance, ``0 < spacing <= 2``.
+
+    Returns
+    -------
+    X : ndarray, shape (k, d)
+    """
+    from scipy.spatial import cKDTree
+
+    d = _check_int("d", d, 2)
+    spacing = float(spacing)
+    if not np.isfinite(spacing) or not 0 < spacing <= 2:
+        raise ValueError(f"spacing must be in (0, 2], got {spacing!r}")
+    if candidates is None:
+        # surface area of S^{d-1} over the area of a cap of chordal radius spacing/2 (flat estimate)
+        from math import gamma as G, pi
+        area = 2 * pi ** (d / 2) / G(d / 2)
+        cap = pi ** ((d - 1) / 2) / G((d + 1) / 2) * (spacing / 2) ** (d - 1)
+        candidates = int(min(50 * max_points, max(1000, 30 * area / cap)))
+    C = random_sphere(_check_int("candidates", candidates, 1), d, seed=seed)
+    tree = cKDTree(C)
+    alive = np.ones(C.shape[0], dtype=bool)
+    keep = []
+    r = spacing * (1 - 1e-12)
+    for i in range(C.shape[0]):
+        if not alive[i]:
+            continue
+        keep.append(i)
+        if len(keep) > max_points:
+            raise ValueError(f"packing exceeds max_points={max_points}; increase spacing")
+        alive[tree.query_ball_point(C[i], r)] = False
+    return C[np.asarray(keep)]
+
+
+def min_separation(X) -> float:
+    """Smallest Euclidean distance between two distinct rows of ``X`` (shape (n, d))."""
+    from scipy.spatial import cKDTree
+
+    X = np.asarray(X, dtype=np.float64)
+    dist, _ = cKDTree(X).query(X, k=2)
+    return float(dist[:, 1].min())
+
+
+def covering_radius(X, probes) -> float:
+    """Largest distance from a probe point (rows of ``probes``) to its nearest row of ``X``."""
+    from scipy.spatial import cKDTree
+
+    dist, _ = cKDTree(np.asarray(X, dtype=np.float64)).query(np.asarray(probes, dtype=np.float64))
+    return float(dist.max())
 
 
 def _check_int(name: str, v, low: int) -> int:

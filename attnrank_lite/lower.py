@@ -8,18 +8,60 @@ from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, Norm
 __all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
 
 
-def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int) -> np.ndarray:
-    """Smallest number of a row's largest entries whose sum exceeds its threshold (m + 1 if none)."""
+def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64) -> np.ndarray:
+    """Smallest number of a row's largest entries whose sum exceeds its threshold (m + 1 if none).
+
+    Each row block first looks at its ``top`` largest entries only (a partition, O(m) per row);
+    rows whose threshold is not reached there fall back to a full sort. The values summed, and
+    their order, are those of the full descending sort, so the result is the same.
+    """
     n, m = A.shape
     core = np.full(n, m + 1, dtype=np.int64)
+    t = min(m, top)
     for s in range(0, n, block):
         e = slice(s, min(n, s + block))
-        srt = np.sort(A[e], axis=1)[:, ::-1]
+        blk = A[e]
+        if t < m:
+            part = -np.partition(-blk, t - 1, axis=1)[:, :t]
+            srt = -np.sort(-part, axis=1)
+        else:
+            srt = -np.sort(-blk, axis=1)
         csum = np.cumsum(srt, axis=1)
         hit = csum > thresholds[e, None]
         ok = hit.any(axis=1)
         core[e] = np.where(ok, hit.argmax(axis=1) + 1, m + 1)
+        rest = np.flatnonzero(~ok) if t < m else np.array([], dtype=np.int64)
+        if rest.size:
+            full = -np.sort(-blk[rest], axis=1)
+            hit = np.cumsum(full, axis=1) > thresholds[e][rest, None]
+            core[s + rest] = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, m + 1)
     return core
+
+
+def _largest_free_group(a: np.ndarray, used: np.ndarray, thr: float, top: int = 64):
+    """Indices of the fewest largest entries of ``a`` outside ``used`` whose sum exceeds ``thr``.
+
+    Returns ``None`` when even all free entries do not exceed ``thr``. Looks at the ``top``
+    largest free entries first (O(m)), sorting the whole free part only when needed.
+    """
+    free = np.flatnonzero(~used)
+    if free.size == 0:
+        return None
+    vals = a[free]
+    t = min(free.size, top)
+    if t < free.size:
+        cand = np.argpartition(-vals, t - 1)[:t]
+        cand = cand[np.argsort(-vals[cand], kind="stable")]
+        csum = np.cumsum(vals[cand])
+        j = int(np.searchsorted(csum, thr, side="right"))
+        if j < cand.size:
+            return free[cand[: j + 1]]
+    if vals.sum() <= thr:
+        return None
+    idx = np.argsort(-vals, kind="stable")
+    csum = np.cumsum(vals[idx])
+    j = int(np.searchsorted(csum, thr, side="right"))
+    return free[idx[: j + 1]] if j < idx.size else None
 
 
 def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCertificate:
@@ -75,15 +117,9 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     for i in order:
         if chosen[i]:
             continue
-        a = A[i]
-        if a[~used].sum() <= thr[i]:
-            continue
-        idx = np.argsort(-a, kind="stable")
-        idx = idx[~used[idx]]
-        csum = np.cumsum(a[idx])
-        j = int(np.searchsorted(csum, thr[i], side="right"))
-        if j < idx.size:
-            accept(i, idx[: j + 1])
+        g = _largest_free_group(A[i], used, thr[i])
+        if g is not None:
+            accept(i, g)
     cert = ClusterMassCertificate(rows=rows, groups=groups)
     # exact check; dropping a failing row only lowers the others' off-diagonal mass
     while cert.rank and not cert.verify(A, eps):
@@ -116,13 +152,18 @@ def frobenius_tail_lower_bound(A, eps: float, sigma=None, rows=None, cols=None) 
     A = np.asarray(A, dtype=np.float64)
     S = A if rows is None else A[np.asarray(rows)]
     S = S if cols is None else S[:, np.asarray(cols)]
+    fro2 = float(np.einsum("ij,ij->", S, S))
+    budget = S.shape[0] * eps ** 2 + 1e-10 * fro2 * 2  # conservative: claim less than found
+    if sigma is None and fro2 <= budget:
+        # the whole Frobenius mass (= the tail after k = 0) already fits: no SVD needed
+        return FrobeniusTailCertificate(rank=0)
     if sigma is None:
         sigma = np.linalg.svd(S, compute_uv=False)
     sigma = np.asarray(sigma, dtype=np.float64)
+    if sigma.size and not sigma[0] >= 0:
+        raise ValueError("sigma must hold singular values (non-negative)")
     sq = sigma ** 2
     tails = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])  # tails[k] = sum_{l>k} sigma_l^2
-    fro2 = float(np.sum(S * S))
-    budget = S.shape[0] * eps ** 2 + 1e-10 * fro2 * 2  # conservative: claim less than found
     k = int(np.argmax(tails <= budget))
     return FrobeniusTailCertificate(
         rank=k,

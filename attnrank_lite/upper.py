@@ -6,7 +6,13 @@ import numpy as np
 from .certificates import SubspaceCertificate
 from .norms import row_l1_blockwise
 
-__all__ = ["nested_family_search", "svd_upper_bound", "randomized_upper_bound", "exact_factorisation"]
+__all__ = [
+    "nested_family_search",
+    "svd_upper_bound",
+    "randomized_upper_bound",
+    "randomized_family",
+    "exact_factorisation",
+]
 
 
 def exact_factorisation(A) -> SubspaceCertificate:
@@ -93,6 +99,45 @@ def _range_finder(A: np.ndarray, l: int, power_iters: int, rng) -> np.ndarray:
     return Q
 
 
+def randomized_family(A, eps: float, start: int = 32, power_iters: int = 2, seed: int = 0,
+                      oversample: int = 10, lo: int = 0):
+    r"""Randomized nested family that meets ``eps``, and its certificate.
+
+    Doubles the sketch size ``l`` (starting at ``start + oversample``) until the top member
+    ``B_l = A V V^T`` of the family ``B_k = (U_k S_k)(Q W_k)^T`` meets ``eps``; when ``l``
+    reaches half of ``min(n, m)`` the exact SVD family is used instead.
+
+    Returns
+    -------
+    cert : SubspaceCertificate
+        Verified on ``A``.
+    family : tuple ``(US, Vt, source)``
+        The nested family (``US`` shape (n, l), ``Vt`` shape (l, m)); a caller can search it
+        again for a larger ``eps`` without a new factorisation. ``None`` if the identity
+        factorisation had to be used.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    n, m = A.shape
+    full = min(n, m)
+    rng = np.random.default_rng(seed)
+    l = max(1, min(full, start + oversample))
+    while True:
+        if l >= full // 2:
+            U, S, Vt = np.linalg.svd(A, full_matrices=False)
+            fam = (U * S, Vt, "dense SVD")
+            cert = nested_family_search(A, fam[0], fam[1], eps, lo=lo, source=fam[2])
+            if cert is None or not cert.verify(A, eps):
+                return exact_factorisation(A), None
+            return cert, fam
+        Q = _range_finder(A, l, power_iters, rng)
+        U, S, Wt = np.linalg.svd(A @ Q, full_matrices=False)
+        fam = (U * S, (Q @ Wt.T).T, f"randomized range finder (l={l})")
+        cert = nested_family_search(A, fam[0], fam[1], eps, lo=lo, source=fam[2])
+        if cert is not None and cert.verify(A, eps):
+            return cert, fam
+        l = min(full, 2 * l)
+
+
 def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = 2, seed: int = 0,
                            oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
     r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
@@ -100,7 +145,8 @@ def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = 2,
     Finds an orthonormal ``Q`` (m x l) with ``A Q Q^T ≈ A``, takes the SVD ``A Q = U S W^T`` and
     searches the nested family ``B_k = (U_k S_k) (Q W_k)^T = A V_k V_k^T`` with ``V = Q W``.
     ``l`` doubles until ``B_l`` meets ``eps``. The certificate is exact (verified on ``A``)
-    even though the subspace is approximate.
+    even though the subspace is approximate. Cost :math:`O(nml)` per sketch plus
+    :math:`O(nmk)` per bisection step (errors are computed in row blocks).
 
     Parameters
     ----------
@@ -115,18 +161,5 @@ def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = 2,
     lo : int
         A rank known to fail (``lower - 1`` from a lower certificate).
     """
-    A = np.asarray(A, dtype=np.float64)
-    n, m = A.shape
-    full = min(n, m)
-    rng = np.random.default_rng(seed)
-    l = max(1, min(full, start + oversample))
-    while True:
-        if l >= full // 2:
-            return svd_upper_bound(A, eps, lo=lo)
-        Q = _range_finder(A, l, power_iters, rng)
-        U, S, Wt = np.linalg.svd(A @ Q, full_matrices=False)
-        V = Q @ Wt.T
-        cert = nested_family_search(A, U * S, V.T, eps, lo=lo, source=f"randomized range finder (l={l})")
-        if cert is not None and cert.verify(A, eps):
-            return cert
-        l = min(full, 2 * l)
+    return randomized_family(A, eps, start=start, power_iters=power_iters, seed=seed,
+                             oversample=oversample, lo=lo)[0]
