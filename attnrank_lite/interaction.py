@@ -41,6 +41,9 @@ __all__ = [
     "decaying_head",
     "loglog_slope",
     "bracket_sweep",
+    "truncation_tradeoff",
+    "two_level_example",
+    "random_perturbation_pairs",
 ]
 
 
@@ -528,3 +531,74 @@ def bracket_sweep(make_attention, betas, eps: float, desc: str = "") -> list:
         rows.append({"beta": float(beta), "n": A.shape[0], "lower": b.lower, "upper": b.upper,
                      "lower_kind": b.lower_kind, "verified": b.verify(A, eps)})
     return rows
+
+
+def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_degree: int = 64) -> list:
+    r"""Total certificate for ``A = rowsoftmax(beta Q M K^T)`` through truncations ``M_s``.
+
+    For each ``s`` the residual :math:`\tau_s = \max_i 2\tanh(\mathrm{osc}_i/4) \ge \|A - A_s\|`
+    (Lemma 5.1) leaves the budget :math:`\varepsilon - \tau_s` for ``A_s``, and
+    :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. Two certificates of
+    ``A_s`` at that budget are recorded: the bracket's SVD upper side (its factorisation is then
+    re-verified **against A at eps** directly) and the polynomial certificate in the ``s``-dimensional
+    visible coordinates of ``A_s``.
+
+    Returns
+    -------
+    list of dict
+        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper`` (SVD upper of
+        ``A_s``), ``verified_on_A``, ``poly_degree``, ``poly_count`` (``None`` when no certificate).
+    """
+    from .attention import softmax_attention
+    from .bracket import rank_bracket
+    from .polynomial import polynomial_certificate
+
+    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
+    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
+    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    A = softmax_attention(Q @ M, K, beta)
+    s_values = range(min(M.shape) + 1) if s_values is None else s_values
+    rows = []
+    for s in s_values:
+        b = residual_bounds(Q, K, M, s, beta)
+        budget = eps - b["tanh"]
+        row = {"s": int(s), "tau_measured": b["measured"], "tau_tanh": b["tanh"], "tau_sigma": b["sigma"],
+               "budget": budget, "upper": None, "verified_on_A": False, "poly_degree": None, "poly_count": None}
+        if budget > 0:
+            QMs = Q @ truncate_interaction(M, s)
+            As = softmax_attention(QMs, K, beta)
+            br = rank_bracket(As, budget)
+            row["upper"] = br.upper
+            row["verified_on_A"] = bool(br.upper_certificate.verify(A, eps))
+            Qv, Kv = visible_coordinates(QMs, K)
+            cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree)
+            if cert is not None and cert.verify(As, budget):
+                row["poly_degree"], row["poly_count"] = cert.degree, cert.count
+        rows.append(row)
+    return rows
+
+
+def two_level_example(t) -> np.ndarray:
+    r"""The sharp case of Lemma 5.1: :math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1` for
+    ``a = (0, -t/2)``, ``delta = (0, t)`` (mass :math:`1/(1+e^{t/2})` on the raised key); equals
+    :math:`2\tanh(t/4)`. ``t`` of shape (k,) gives shape (k,)."""
+    t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    a = np.column_stack([np.zeros_like(t), -t / 2])
+    d = np.column_stack([np.zeros_like(t), t])
+    return np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
+
+
+def random_perturbation_pairs(count: int, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    r"""Random logit pairs ``(a, a + delta)`` with scales spread over decades (for Lemma 5.1 plots).
+
+    Returns
+    -------
+    osc : ndarray, shape (count,)
+        :math:`\mathrm{osc}(\delta)`.
+    change : ndarray, shape (count,)
+        :math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1`.
+    """
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((count, m)) * 10.0 ** rng.uniform(-1, 1.5, size=(count, 1))
+    d = rng.standard_normal((count, m)) * 10.0 ** rng.uniform(-2, 1.5, size=(count, 1))
+    return oscillation(d), np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
