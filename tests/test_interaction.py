@@ -297,3 +297,40 @@ def test_lemma_5_1_two_level_example_is_sharp():
     d10 = np.column_stack([np.zeros((t.size, 5)), np.repeat(t[:, None], 5, axis=1)])
     lhs10 = np.abs(row_softmax(a10 + d10) - row_softmax(a10)).sum(axis=1)
     assert a10.shape[1] == m and np.max(np.abs(lhs10 - 2 * np.tanh(t / 4))) < 1e-12
+
+
+# ---------------------------------------------------------------- chapter helpers
+def test_hidden_instance_changes_logit_rank_not_attention():
+    from attnrank_lite.interaction import hidden_instance, uniform_ball
+
+    Y, X = uniform_ball(30, 2, seed=1), uniform_ball(40, 2, seed=2)
+    assert np.all(np.linalg.norm(X, axis=1) <= 1.0)
+    Q, K = hidden_instance(Y, X, extra=3, seed=4)
+    assert Q.shape == (30, 5) and K.shape == (40, 5)
+    assert np.linalg.matrix_rank(Q @ K.T) == 3 and visible_dimension(Q @ K.T) == 2
+    for beta in (1.0, 50.0):
+        assert row_l1(softmax_attention(Q, K, beta) - softmax_attention(Y, X, beta)) < 1e-10
+
+
+def test_loglog_slope_recovers_power_law():
+    from attnrank_lite.interaction import loglog_slope
+
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    f = loglog_slope(x, 3.0 * x ** 1.5)
+    assert np.isclose(f["slope"], 1.5) and f["low"] - 1e-12 <= 1.5 <= f["high"] + 1e-12 and f["high"] - f["low"] < 1e-9
+    noisy = loglog_slope(x, 3.0 * x ** 1.5 * np.array([1.1, 0.9, 1.05, 0.95, 1.0]))
+    assert noisy["low"] < 1.5 < noisy["high"]
+
+
+def test_truncation_tradeoff_certificates_hold_for_the_full_attention():
+    from attnrank_lite.interaction import decaying_head, truncation_tradeoff
+
+    Q, K, M = decaying_head(4, 40, 40, 0.3, seed=0, key_offset=1.0)
+    assert np.allclose(np.linalg.svd(M, compute_uv=False), 0.3 ** np.arange(4))
+    rows = truncation_tradeoff(Q, K, M, 4.0, 0.25)
+    assert [r["s"] for r in rows] == list(range(5))
+    assert rows[-1]["tau_tanh"] == 0.0 and rows[-1]["budget"] == 0.25
+    for r in rows:
+        assert r["tau_measured"] <= r["tau_tanh"] + 1e-12 <= r["tau_sigma"] + 2e-12
+        if r["budget"] > 0:
+            assert r["verified_on_A"] and r["upper"] >= 1
