@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test install clean browser-deps
+.PHONY: book test install clean browser-deps mathjax
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,12 +17,17 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 ## make book: install, execute every chapter (book profile) and build the site into _build/html
-book: $(STAMP)
+book: $(STAMP) mathjax
 	$(PY) -m attnrank_lite build --profile book --output _build
 
 ## make test: install, then unit tests, every notebook (quick profile), the site build and the browser check
-test: $(STAMP) browser-deps
+test: $(STAMP) browser-deps mathjax
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+## MathJax for the offline-readable site: npm package mathjax (pinned in attnrank_lite/site_assets.py)
+## installed into the ignored folder .mathjax/; the build copies it into the site's _static/
+mathjax: $(STAMP)
+	$(PY) -m attnrank_lite.site_assets
 
 ## Debian's Chromium for the browser test (skipped with a reason where it cannot be installed)
 browser-deps:

@@ -1,0 +1,146 @@
+"""Static assets of the website that must not come from a CDN, and the staged build configuration.
+
+The site renders its mathematics with MathJax 3 served **from the site itself**, so a reader
+without internet access (or behind a firewall) still sees typeset formulas. MathJax is taken from
+the npm package ``mathjax`` (pinned to :data:`MATHJAX_VERSION`), installed once into the ignored
+folder ``.mathjax/`` of the repository, and copied into the staged book's ``_extra/mathjax/``, which
+Sphinx copies verbatim to ``mathjax/`` at the root of the site (not into ``_static``: Jupyter Book
+would add every script found there to every page). ``_config.yml`` points Sphinx's
+``mathjax_path`` (a path relative to ``_static``) at ``../mathjax/tex-mml-chtml.js``.
+
+Run ``python -m attnrank_lite.site_assets`` (the Makefile's ``mathjax`` target) to install it;
+:func:`attnrank_lite.build.build_book` also installs it on demand.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+__all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "ensure_mathjax", "stage_mathjax", "prepare_stage_config",
+           "launch_buttons_enabled", "write_favicon_ico"]
+
+REPO = Path(__file__).resolve().parents[1]
+#: the pinned npm release of MathJax served with the site
+MATHJAX_VERSION = "3.2.2"
+#: the combined component the pages load (same as Jupyter Book's default CDN file)
+MATHJAX_ENTRY = "tex-mml-chtml.js"
+_PREFIX = REPO / ".mathjax"
+# es5 entries copied to the site besides MATHJAX_ENTRY: the lazily loaded components
+# (TeX extensions, fonts, accessibility, menu, speech rule engine)
+_ES5_DIRS = ("a11y", "adaptors", "input", "output", "sre", "ui")
+
+
+def _installed_version(prefix: Path) -> str | None:
+    pkg = prefix / "node_modules" / "mathjax" / "package.json"
+    try:
+        return json.loads(pkg.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def ensure_mathjax(prefix: Path = _PREFIX, log=print) -> Path:
+    """Install ``mathjax@MATHJAX_VERSION`` with npm into ``prefix`` unless it is already there.
+
+    Returns
+    -------
+    pathlib.Path
+        The package's ``es5`` folder (holding :data:`MATHJAX_ENTRY`).
+
+    Raises
+    ------
+    RuntimeError
+        npm is missing or the install failed (the message says what to do).
+    """
+    prefix = Path(prefix)
+    es5 = prefix / "node_modules" / "mathjax" / "es5"
+    if _installed_version(prefix) == MATHJAX_VERSION and (es5 / MATHJAX_ENTRY).is_file():
+        return es5
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError(
+            "npm is needed once to install MathJax for the offline-readable site "
+            f"(npm install --prefix {prefix} mathjax@{MATHJAX_VERSION}); install Node.js/npm "
+            "(Debian: apt-get install npm) and rerun")
+    log(f"[attnrank] installing mathjax@{MATHJAX_VERSION} with npm into {prefix}")
+    prefix.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-save", "--no-audit", "--no-fund",
+                           "--loglevel=error", f"mathjax@{MATHJAX_VERSION}"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or _installed_version(prefix) != MATHJAX_VERSION:
+        raise RuntimeError(f"npm install of mathjax@{MATHJAX_VERSION} failed:\n{proc.stdout}\n{proc.stderr}")
+    return es5
+
+
+def stage_mathjax(stage: Path, es5: Path | None = None) -> Path:
+    """Copy MathJax into ``stage/_extra/mathjax`` (published as ``mathjax/`` at the site root).
+
+    Returns
+    -------
+    pathlib.Path
+        The staged ``mathjax`` folder.
+    """
+    es5 = Path(es5) if es5 is not None else ensure_mathjax()
+    dst = Path(stage) / "_extra" / "mathjax"
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    shutil.copy2(es5 / MATHJAX_ENTRY, dst / MATHJAX_ENTRY)
+    for name in _ES5_DIRS:
+        if (es5 / name).is_dir():
+            shutil.copytree(es5 / name, dst / name)
+    return dst
+
+
+def write_favicon_ico(path: Path) -> Path:
+    """Write the site's icon as ``favicon.ico`` (for pages without an icon link, such as the root
+    redirect page, browsers ask the server for ``/favicon.ico``). Same design as ``book/favicon.svg``.
+    """
+    from PIL import Image, ImageDraw
+
+    size = 64
+    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    draw.rounded_rectangle((0, 0, size - 1, size - 1), radius=12, fill=(31, 78, 121, 255))
+    # a white italic-ish "A": two strokes and a bar
+    w = (255, 255, 255, 255)
+    draw.line((20, 50, 33, 12), fill=w, width=6)
+    draw.line((33, 12, 44, 50), fill=w, width=6)
+    draw.line((25, 37, 41, 37), fill=w, width=5)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img.save(path, format="ICO", sizes=[(16, 16), (32, 32), (64, 64)])
+    return path
+
+
+def launch_buttons_enabled(config: dict) -> bool:
+    """Launch buttons (Binder, Colab) need the public repository URL: ``repository.url`` in ``_config.yml``."""
+    return bool(str((config.get("repository") or {}).get("url") or "").strip())
+
+
+def prepare_stage_config(stage: Path, log=print) -> dict:
+    """Adjust the staged ``_config.yml`` for the build and return it.
+
+    Without ``repository.url`` the theme cannot build launch links (it would fail on every
+    notebook page), so the Binder/Colab URLs are blanked in the staged copy and a note is logged.
+    """
+    path = Path(stage) / "_config.yml"
+    config = yaml.safe_load(path.read_text()) or {}
+    if not launch_buttons_enabled(config):
+        launch = config.setdefault("launch_buttons", {}) or {}
+        if any(launch.get(k) for k in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url")):
+            log("[attnrank] note: repository.url is empty in _config.yml, so the Binder/Colab launch "
+                "buttons are left out (see book/rerun.md)")
+        for k in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url"):
+            launch[k] = ""
+        launch["thebe"] = False
+        config["launch_buttons"] = launch
+        path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    return config
+
+
+if __name__ == "__main__":
+    print(ensure_mathjax())
