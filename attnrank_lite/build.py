@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from . import appendix, site_assets
 from .chapters import get_chapter
 from .runner import package_versions, run_chapter
 
@@ -60,6 +61,9 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(REPO / name, stage / name)
     shutil.copytree(REPO / "book", stage / "book")
+    site_assets.prepare_stage_config(stage, log=log)  # launch buttons only with a repository URL
+    site_assets.stage_mathjax(stage)  # MathJax served from the site (npm package), no CDN
+    site_assets.write_favicon_ico(stage / "_extra" / "favicon.ico")
     records = []
     t0 = time.time()
     for stem in toc_notebooks():
@@ -80,6 +84,7 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     (stage / "_extra" / "run_records.json").write_text(json.dumps(summary, indent=2))
     (stage / "book" / "_generated").mkdir(exist_ok=True)
     (stage / "book" / "_generated" / "run_records.json").write_text(json.dumps(summary, indent=2))
+    appendix.write_generated_pages(stage, summary, log=log)  # theorem index, reproducibility appendix
     html = out / "html"
     if html.exists():
         shutil.rmtree(html)
