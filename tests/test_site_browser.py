@@ -1,0 +1,272 @@
+"""The website as a reader meets it: every page opened in headless Chromium from a local server.
+
+Checks, on every HTML page of the site built by the ``built_site`` fixture (quick profile):
+
+* no console errors (SEVERE browser log entries);
+* MathJax finished and every math element (``.math``) holds a rendered ``mjx-container``; no
+  unrendered TeX (``$...$``, ``\\(``, ``\\[``, ``\\begin{``) left in the text outside code;
+* every ``<img>`` loaded (``naturalWidth > 0``);
+* no request went anywhere but the local server (scripts, fonts, MathJax are all local);
+* a full-page screenshot per page under ``_build/test-artifacts/screenshots/``.
+
+A second test opens the math-bearing pages with networking disabled (every host name but the
+local server unresolvable, a proxy to nowhere) and checks that the math is rendered.
+
+Chromium and ChromeDriver come from Debian (``make browser-deps``); the tests skip, with the
+reason, only where they cannot be installed.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHOTS = REPO / "_build" / "test-artifacts" / "screenshots"
+
+pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.xdist_group("book")]
+
+CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--hide-scrollbars")
+OFFLINE_FLAGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
+                 "--proxy-server=http://127.0.0.1:9")
+WIDTH, MAX_HEIGHT = 1280, 16000
+
+# text of a page outside code, scripts and rendered math (MathJax's hidden assistive MathML excluded)
+_VISIBLE_TEXT_JS = r"""
+const skip = 'pre, code, script, style, textarea, noscript, mjx-container, mjx-assistive-mml, .highlight';
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const parts = [];
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  if (n.parentElement && !n.parentElement.closest(skip)) parts.push(n.nodeValue);
+}
+return parts.join(' ');
+"""
+_MATHJAX_DONE_JS = r"""
+const done = arguments[arguments.length - 1];
+if (!window.MathJax || !window.MathJax.startup || !window.MathJax.startup.promise) { done('absent'); return; }
+window.MathJax.startup.promise.then(() => done('ok'), (e) => done('failed: ' + e));
+"""
+_MATH_STATE_JS = r"""
+const math = [...document.querySelectorAll('.math')];
+return {n_math: math.length,
+        unrendered: math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80)),
+        n_mjx: document.querySelectorAll('mjx-container').length,
+        mj_errors: [...document.querySelectorAll('mjx-merror')].map(e => e.textContent.slice(0, 80))};
+"""
+_IMAGES_JS = r"""
+return [...document.images].map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
+"""
+_RAW_TEX = re.compile(r"\$[^$\s][^$\n]{0,200}?\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\$")
+
+
+def _find_chromium():
+    chrome = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return chrome, driver
+
+
+def _chromium_or_skip():
+    """Chromium and ChromeDriver paths; install them from Debian if missing, else skip with why."""
+    chrome, driver = _find_chromium()
+    if chrome and driver:
+        return chrome, driver
+    why = "chromium/chromedriver not on PATH"
+    if shutil.which("apt-get"):
+        proc = subprocess.run("apt-get update -qq && apt-get install -y -qq chromium chromium-driver",
+                              shell=True, capture_output=True, text=True)
+        chrome, driver = _find_chromium()
+        if chrome and driver:
+            return chrome, driver
+        why += f"; apt-get install chromium chromium-driver failed: {(proc.stderr or proc.stdout).strip()[-300:]}"
+    else:
+        why += "; no apt-get to install Debian's chromium and chromium-driver"
+    pytest.skip(f"browser test needs Chromium: {why}")
+
+
+def _driver(offline: bool = False):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chrome, driver = _chromium_or_skip()
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    profile = tempfile.mkdtemp(prefix="attnrank-chromium-")
+    for flag in CHROME_FLAGS + (OFFLINE_FLAGS if offline else ()):
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={profile}")
+    opts.add_argument(f"--window-size={WIDTH},900")
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    drv.set_page_load_timeout(60)
+    drv.set_script_timeout(60)
+    drv._attnrank_profile = profile
+    return drv
+
+
+def _quit(drv):
+    drv.quit()
+    shutil.rmtree(drv._attnrank_profile, ignore_errors=True)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site):
+    """Serve the built site on 127.0.0.1 for the tests of this module."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def site_pages(html: Path) -> list[str]:
+    """Every HTML page of the site (relative paths), theme templates and copied sources excluded."""
+    skip = ("_static/", "_sources/", "mathjax/", "_images/")
+    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                  if not p.relative_to(html).as_posix().startswith(skip))
+
+
+def _open(drv, url: str) -> str:
+    drv.get(url)
+    deadline = time.time() + 30
+    while drv.execute_script("return document.readyState") != "complete" and time.time() < deadline:
+        time.sleep(0.1)
+    return drv.execute_async_script(_MATHJAX_DONE_JS)
+
+
+def _wait_images(drv, timeout: float = 15.0) -> list[dict]:
+    deadline = time.time() + timeout
+    while True:
+        imgs = drv.execute_script(_IMAGES_JS)
+        if all(i["ok"] for i in imgs) or time.time() > deadline:
+            return imgs
+        time.sleep(0.2)
+
+
+def _screenshot(drv, page: str) -> Path:
+    height = drv.execute_script("return Math.max(document.body.scrollHeight, "
+                                "document.documentElement.scrollHeight)")
+    drv.set_window_size(WIDTH, min(max(int(height), 900), MAX_HEIGHT))
+    time.sleep(0.3)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / (page.replace("/", "__").removesuffix(".html") + ".png")
+    drv.save_screenshot(str(path))
+    drv.set_window_size(WIDTH, 900)
+    return path
+
+
+def _requests(drv) -> list[str]:
+    urls = []
+    for entry in drv.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def test_site_has_no_external_scripts_styles_or_fonts(built_site):
+    """Static check of the built HTML: every script and stylesheet is served by the site itself."""
+    ext = re.compile(r"<(?:script|link)\b[^>]*(?:src|href)=\"(https?:)?//[^\"]+\"[^>]*>", re.I)
+    offenders = {}
+    for page in site_pages(built_site):
+        found = [m.group(0) for m in ext.finditer((built_site / page).read_text())
+                 if 'rel="canonical"' not in m.group(0)]
+        if found:
+            offenders[page] = found[:3]
+    assert not offenders, f"pages loading remote scripts/styles: {offenders}"
+    assert (built_site / "mathjax" / "tex-mml-chtml.js").is_file(), "MathJax is not served with the site"
+    assert (built_site / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir(), "MathJax fonts missing"
+
+
+def test_every_page_in_chromium(built_site, site_url):
+    pages = site_pages(built_site)
+    assert "book/intro.html" in pages and len(pages) >= 5, pages
+    drv = _driver()
+    problems: dict[str, list[str]] = {}
+    foreign: set[str] = set()
+    shots = []
+    n_math_pages = 0
+    try:
+        for page in pages:
+            bad = problems.setdefault(page, [])
+            mj = _open(drv, f"{site_url}/{page}")
+            state = drv.execute_script(_MATH_STATE_JS)
+            if state["n_math"]:
+                n_math_pages += 1
+                if mj != "ok":
+                    bad.append(f"MathJax did not finish: {mj}")
+            if state["unrendered"]:
+                bad.append(f"math not typeset: {state['unrendered'][:3]}")
+            if state["mj_errors"]:
+                bad.append(f"MathJax errors: {state['mj_errors'][:3]}")
+            raw = sorted(set(_RAW_TEX.findall(drv.execute_script(_VISIBLE_TEXT_JS))))
+            if raw:
+                bad.append(f"unrendered TeX in the text: {raw[:5]}")
+            shots.append(_screenshot(drv, page))
+            imgs = _wait_images(drv)
+            broken = [i["src"] for i in imgs if not i["ok"]]
+            if broken:
+                bad.append(f"images not loaded: {broken}")
+            severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+            if severe:
+                bad.append(f"console errors: {severe[:5]}")
+            # network requests only (chrome:// pages are the browser's own new-tab page)
+            foreign.update(u for u in _requests(drv)
+                           if u.startswith(("http:", "https:", "ws:", "wss:")) and not u.startswith(site_url))
+            if not bad:
+                del problems[page]
+    finally:
+        _quit(drv)
+    assert not problems, "pages with problems:\n" + "\n".join(f"  {p}: {v}" for p, v in problems.items())
+    assert not foreign, f"requests that left the local server: {sorted(foreign)[:10]}"
+    assert n_math_pages >= 2, "expected math on the intro and on every chapter"
+    assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)
+
+
+def test_math_renders_with_networking_disabled(built_site, site_url):
+    """With every host name unresolvable but the local server, the math pages still typeset."""
+    pages = [p for p in site_pages(built_site) if 'class="math' in (built_site / p).read_text()]
+    assert pages, "no page with math"
+    drv = _driver(offline=True)
+    try:
+        # networking really is off: a public host cannot be reached
+        drv.set_page_load_timeout(20)
+        try:
+            drv.get("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js")
+            reached = (not drv.execute_script("return location.href").startswith("chrome-error")
+                       and "MathJax" in drv.execute_script("return document.documentElement.innerText"))
+        except Exception:
+            reached = False
+        assert not reached, "the offline browser reached the internet"
+        drv.set_page_load_timeout(60)
+        rendered = {}
+        for page in pages:
+            mj = _open(drv, f"{site_url}/{page}")
+            state = drv.execute_script(_MATH_STATE_JS)
+            rendered[page] = (mj, state["n_math"], len(state["unrendered"]), state["n_mjx"])
+            if page == "book/intro.html":
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                drv.save_screenshot(str(SHOTS / "offline__book__intro.png"))
+    finally:
+        _quit(drv)
+    bad = {p: v for p, v in rendered.items() if v[0] != "ok" or v[2] or v[3] == 0}
+    assert not bad, f"math not rendered offline (MathJax state, math, unrendered, mjx): {bad}"
