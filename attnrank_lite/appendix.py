@@ -24,7 +24,8 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["StatementBox", "MARKERS", "scan_markdown", "scan_toc", "toc_files", "render_theorem_index",
+__all__ = ["StatementBox", "MARKERS", "scan_markdown", "scan_toc", "toc_files", "toc_titles", "page_title",
+           "render_theorem_index",
            "render_reproducibility", "write_generated_pages", "GENERATED_PAGES"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -155,6 +156,26 @@ def _page_markdown(path: Path) -> str:
     return path.read_text()
 
 
+def page_title(markdown: str) -> str | None:
+    """The first level-1 heading of a page's markdown (MyST, may contain math), or None."""
+    for line in markdown.splitlines():
+        m = re.match(r"^#\s+(.+?)\s*#*\s*$", line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def toc_titles(root: Path, toc_path: Path | None = None) -> dict[str, str]:
+    """Toc entry -> page title (first level-1 heading) for every page found under ``root``."""
+    out = {}
+    for entry in toc_files(toc_path or Path(root) / "_toc.yml"):
+        path = _resolve(Path(root), entry)
+        title = page_title(_page_markdown(path)) if path is not None else None
+        if title:
+            out[entry] = title
+    return out
+
+
 def _resolve(root: Path, entry: str) -> Path | None:
     for suffix in ("", ".ipynb", ".md"):
         p = root / (entry + suffix)
@@ -185,12 +206,28 @@ def _doc(page: str) -> str:
     return "{doc}`" + ("../" + page if not page.startswith("book/") else page.split("/", 1)[1]) + "`"
 
 
+def _heading(page: str, titles: dict | None, level: str, prefix: str = "") -> list[str]:
+    """A heading with the page's own title (math renders) and a link to the page below it."""
+    title = (titles or {}).get(page)
+    if title is None:
+        return [f"{level} {prefix}{_doc(page)}", ""]
+    target = ("../" + page) if not page.startswith("book/") else page.split("/", 1)[1]
+    return [f"{level} {prefix}{title}", "", "{doc}`Open the page <" + target + ">`", ""]
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_theorem_index(boxes: list[StatementBox]) -> str:
-    """MyST markdown of the theorem index page."""
+def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None) -> str:
+    """MyST markdown of the theorem index page.
+
+    Parameters
+    ----------
+    boxes : list of StatementBox
+    titles : dict, optional
+        Toc entry -> page title, for the section headings (see :func:`toc_titles`).
+    """
     counts = {name: sum(b.marker == name for b in boxes) for _, name in MARKERS}
     n_def = sum(b.kind == "definition" and b.marker is None for b in boxes)
     unmarked = [b for b in boxes if b.marker is None and b.kind != "definition"]
@@ -215,13 +252,14 @@ def render_theorem_index(boxes: list[StatementBox]) -> str:
     for b in boxes:
         pages.setdefault(b.page, []).append(b)
     for page, group in pages.items():
-        out += [f"## {_doc(page)}", "", "| Statement | Kind | Source | Proof on the page |", "|---|---|---|---|"]
+        out += _heading(page, titles, "##")
+        out += ["| Statement | Title | Source | Proof on the page |", "|---|---|---|---|"]
         for b in group:
-            name = "{prf:ref}`" + b.label + "`" if b.label else _cell(b.title) + " (no label)"
+            name = "{prf:ref}`" + b.label + "`" if b.label else f"{b.kind.capitalize()} (no label)"
             source = f"**{b.marker}**" if b.marker else (_cell(b.lead) if b.kind == "definition"
                                                            else "**no source marker**")
             proof = "yes" if b.has_proof else ("**missing**" if b.marker == "Proved here" else "—")
-            out.append(f"| {name} | {b.kind.capitalize()} | {source} | {proof} |")
+            out.append(f"| {name} | {_cell(b.title) or '—'} | {source} | {proof} |")
         out.append("")
     if not boxes:
         out += ["No statement boxes were found in the pages of the table of contents.", ""]
@@ -244,7 +282,7 @@ def _fmt(value) -> str:
 
 
 def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Path | None = None,
-                           git_state: str = "unknown") -> str:
+                           git_state: str = "unknown", titles: dict | None = None) -> str:
     """MyST markdown of the reproducibility appendix.
 
     Parameters
@@ -258,6 +296,8 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
         The staged ``_extra`` folder; when given, only tables that exist there are linked.
     git_state : str
         Commit description shown on the page.
+    titles : dict, optional
+        Toc entry -> page title, for the section headings.
     """
     from .chapters import get_chapter
 
@@ -289,8 +329,10 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
         out += ["No chapter was executed in this build.", ""]
     for rec in chapters:
         page = pages.get(rec["notebook"])
-        head = _doc(page) if page else rec.get("title", rec["notebook"])
-        out += [f"### {rec['chapter']}: {head}", ""]
+        if page:
+            out += _heading(page, titles, "###", prefix=f"{rec['chapter']}: ")
+        else:
+            out += [f"### {rec['chapter']}: {rec.get('title', rec['notebook'])}", ""]
         out.append(f"Executed with profile `{rec.get('profile', profile)}` in **{rec['seconds']:.1f} s** "
                    f"(finished {rec.get('finished', '?')}). "
                    f"Run record: <a href=\"../{Path(rec['notebook']).stem}.run.json\">"
@@ -344,8 +386,9 @@ def write_generated_pages(stage: Path, summary: dict, log=print) -> dict[str, Pa
             "(Claim of the paper / Proved here / Numerical evidence here)")
     pages = {Path(e).name + ".ipynb": e for e in toc_files(stage / "_toc.yml") if e.startswith("notebooks/")}
     theorems = stage / "book" / "theorems.md"
-    theorems.write_text(render_theorem_index(boxes))
+    titles = toc_titles(stage)
+    theorems.write_text(render_theorem_index(boxes, titles))
     repro = stage / "book" / "reproducibility.md"
     repro.write_text(render_reproducibility(summary, pages, extra_root=stage / "_extra",
-                                            git_state=_git_state(REPO)))
+                                            git_state=_git_state(REPO), titles=titles))
     return {"theorems": theorems, "reproducibility": repro}

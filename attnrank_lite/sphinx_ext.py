@@ -5,12 +5,38 @@
 * Page scripts are de-duplicated: sphinx-thebe (pulled in by Jupyter Book) registers its inline
   configuration script twice, and the second ``const THEBE_JS_URL`` declaration is a JavaScript
   error on every page.
+* A ``{doc}`` link without explicit text shows the target page's title *with its math typeset*
+  (Sphinx flattens the title to plain text, so "$\\ell_1$" in a chapter title would appear as
+  raw ``\\ell_1`` in every link to that chapter).
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
 from __future__ import annotations
 
-__all__ = ["setup"]
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.nodes import clean_astext
+
+__all__ = ["setup", "DocLinkMath"]
+
+
+class DocLinkMath(SphinxPostTransform):
+    """Give resolved ``{doc}`` links to pages whose title has math the title's own nodes."""
+
+    default_priority = 20  # after Sphinx's ReferencesResolver (priority 10)
+
+    def run(self, **kwargs):
+        titles = {clean_astext(t): t for t in self.env.titles.values() if next(t.findall(nodes.math), None)}
+        if not titles:
+            return
+        for ref in list(self.document.findall(nodes.reference)):
+            if len(ref.children) != 1 or not isinstance(ref[0], nodes.inline) or "doc" not in ref[0]["classes"]:
+                continue
+            title = titles.get(ref[0].astext())
+            if title is not None:
+                ref[0].children = []
+                for child in title.children:
+                    ref[0] += child.deepcopy()
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -35,6 +61,7 @@ def _theme_defaults(app, config):
 
 def setup(app):
     app.set_html_assets_policy("always")
+    app.add_post_transform(DocLinkMath)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

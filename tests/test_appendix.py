@@ -79,12 +79,14 @@ def test_theorem_index_marks_sources_and_missing_proofs():
     boxes.append(appendix.StatementBox("theorem", "T", "thm-noproof", "Proved here", "Proved here.",
                                        "notebooks/99_x", has_proof=False))
     text = appendix.render_theorem_index(boxes)
-    assert "| {prf:ref}`thm-sphere` | Theorem | **Claim of the paper** | — |" in text
-    assert "| {prf:ref}`prop-exact` | Proposition | **Proved here** | yes |" in text
-    assert "| {prf:ref}`lem-x` | Lemma | **no source marker** | — |" in text
-    assert "| {prf:ref}`thm-noproof` | Theorem | **Proved here** | **missing** |" in text
-    assert "Slopes (no label)" in text  # an unlabelled box cannot be referenced: shown by title
-    assert "## {doc}`../notebooks/99_x`" in text
+    assert "| {prf:ref}`thm-sphere` | Sphere law | **Claim of the paper** | — |" in text
+    assert "| {prf:ref}`prop-exact` | Exact cases with $\\ell_1$ | **Proved here** | yes |" in text
+    assert "| {prf:ref}`lem-x` | No marker | **no source marker** | — |" in text
+    assert "| {prf:ref}`thm-noproof` | T | **Proved here** | **missing** |" in text
+    assert "| Observation (no label) | Slopes |" in text  # an unlabelled box cannot be referenced
+    assert "## {doc}`../notebooks/99_x`" in text  # no title known: the link is the heading
+    titled = appendix.render_theorem_index(boxes, {"notebooks/99_x": "9. A title with $x$"})
+    assert "## 9. A title with $x$\n\n{doc}`Open the page <../notebooks/99_x>`" in titled
     assert "6 boxes — 1 claims of the paper, 2 proved here, 1 numerical evidence, 1 definitions, " \
            "1 without a source marker." in text
 
@@ -134,6 +136,7 @@ def test_reproducibility_page_from_run_records(tmp_path):
     assert "missing.csv" not in text  # only tables that exist in the site are linked
     assert "python -m attnrank_lite run ch01 --profile quick -o runs" in text
     assert "### ch01: {doc}`../notebooks/01_approximation_rank`" in text
+    assert appendix.page_title("intro\n# 1. The max-row-$\\ell_1$ rank\n## sub") == "1. The max-row-$\\ell_1$ rank"
 
 
 def test_write_generated_pages_into_a_stage(tmp_path):
@@ -152,6 +155,7 @@ def test_write_generated_pages_into_a_stage(tmp_path):
     notes = []
     out = appendix.write_generated_pages(stage, _summary(), log=notes.append)
     assert "{prf:ref}`thm-sphere`" in out["theorems"].read_text()
+    assert "## A page\n\n{doc}`Open the page <../notebooks/99_x>`" in out["theorems"].read_text()
     assert "# Reproducibility" in out["reproducibility"].read_text()
     assert any("lem-x" in n for n in notes)  # the unmarked lemma is reported in the build log
 

@@ -4,7 +4,7 @@ Checks, on every HTML page of the site built by the ``built_site`` fixture (quic
 
 * no console errors (SEVERE browser log entries);
 * MathJax finished and every math element (``.math``) holds a rendered ``mjx-container``; no
-  unrendered TeX (``$...$``, ``\\(``, ``\\[``, ``\\begin{``) left in the text outside code;
+  unrendered TeX (``$...$``, ``\\(``, ``\\[``, a control word like ``\\ell``) in the text outside code;
 * every ``<img>`` loaded (``naturalWidth > 0``);
 * no request went anywhere but the local server (scripts, fonts, MathJax are all local);
 * a full-page screenshot per page under ``_build/test-artifacts/screenshots/``.
@@ -42,9 +42,10 @@ OFFLINE_FLAGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EX
                  "--proxy-server=http://127.0.0.1:9")
 WIDTH, MAX_HEIGHT = 1280, 16000
 
-# text of a page outside code, scripts and rendered math (MathJax's hidden assistive MathML excluded)
+# text of a page shown on screen, outside code, scripts and rendered math
 _VISIBLE_TEXT_JS = r"""
-const skip = 'pre, code, script, style, textarea, noscript, mjx-container, mjx-assistive-mml, .highlight';
+// .onlyprint: the theme's print-only page header (display: none on screen)
+const skip = 'pre, code, script, style, textarea, noscript, mjx-container, mjx-assistive-mml, .highlight, .onlyprint';
 const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 const parts = [];
 for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -67,7 +68,8 @@ return {n_math: math.length,
 _IMAGES_JS = r"""
 return [...document.images].map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
 """
-_RAW_TEX = re.compile(r"\$[^$\s][^$\n]{0,200}?\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\$")
+# TeX left as text: $...$, $$, \( \) \[ \], or a control word such as \ell or \begin
+_RAW_TEX = re.compile(r"\$[^$\s][^$\n]{0,200}?\$|\$\$|\\[()\[\]]|\\[a-zA-Z]{2,}")
 
 
 def _find_chromium():
