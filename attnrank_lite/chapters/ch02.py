@@ -1,0 +1,42 @@
+"""Chapter 2: spherical self-attention, Theta(min{n, (1+beta)^{(d-1)/2}})."""
+from ..params import ChapterSpec, Param
+
+SPEC = ChapterSpec(
+    key="ch02",
+    notebook="02_spherical_law.ipynb",
+    title="Spherical self-attention: the (d-1)/2 law",
+    params=(
+        Param("eps_values", [0.1, 0.25], "float_list", "Error levels of every sweep.", low=0.01, high=0.99, max_len=6),
+        Param("circle_n", 1024, "int", "Points of the equispaced circle (d = 2).", low=16, high=8192),
+        Param("circle_betas", [16.0, 64.0, 256.0, 1024.0, 4096.0], "float_list",
+              "Inverse temperatures of the circle sweep.", low=0.5, high=1e6, min_len=2, max_len=16),
+        Param("sphere_n", 2048, "int", "Points of the Fibonacci sphere (d = 3).", low=64, high=20000),
+        Param("sphere_betas", [16.0, 32.0, 64.0, 128.0], "float_list",
+              "Inverse temperatures of the sphere sweep.", low=0.5, high=1e5, min_len=2, max_len=16),
+        Param("d4_n", 0, "int", "About this many packed points on S^3 for a d = 4 sweep (0 = skip).", low=0, high=8000),
+        Param("d4_betas", [8.0, 16.0, 32.0, 64.0], "float_list", "Inverse temperatures of the d = 4 sweep.",
+              low=0.5, high=1e4, min_len=2, max_len=16),
+        Param("nsweep_beta", 1024.0, "float", "Inverse temperature of the n-sweep on the circle.", low=1.0, high=1e6),
+        Param("nsweep_ns", [16, 32, 64, 128, 256, 512, 1024], "int_list", "Circle sizes of the n-sweep.",
+              low=2, high=8192, max_len=16),
+        Param("config_n", 1024, "int", "Points per configuration in the comparison (d = 3).", low=64, high=8192),
+        Param("config_betas", [8.0, 16.0, 32.0, 64.0], "float_list",
+              "Inverse temperatures of the configuration comparison.", low=0.5, high=1e5, max_len=12),
+        Param("spectrum_n", 2048, "int", "Fibonacci points for the spectral comparison.", low=64, high=8192),
+        Param("spectrum_beta", 32.0, "float", "Inverse temperature of the spectral comparison.", low=0.5, high=1e4),
+        Param("heuristic_tol", 0.1, "float", "Eigenvalue ratio defining the harmonic degree L(beta).",
+              low=1e-6, high=0.9),
+        Param("seed", 0, "int", "Seed of the random and clustered configurations.", low=0, high=2**32 - 1),
+    ),
+    profiles={
+        "quick": {"circle_n": 512, "circle_betas": [16.0, 64.0, 256.0, 1024.0], "sphere_n": 1024,
+                  "sphere_betas": [8.0, 16.0, 32.0, 64.0], "nsweep_ns": [16, 32, 64, 128, 256, 512],
+                  "config_n": 512, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 1024},
+        "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0], "d4_n": 2000,
+                  "config_n": 2048, "config_betas": [8.0, 16.0, 32.0, 64.0, 128.0], "spectrum_n": 4096},
+    },
+    constraints=(
+        lambda v: None if max(v["nsweep_ns"]) <= 4096 else
+        f"parameter 'nsweep_ns' must stay <= 4096 (dense brackets); got max {max(v['nsweep_ns'])}",
+    ),
+)
