@@ -266,14 +266,17 @@ def _row_l1_at_most(A: np.ndarray, eps: float) -> bool:
     Rows decided by the float sum and its rounding bound are settled at once; the rest (sums
     within rounding of ``eps``) are summed exactly in rational arithmetic.
     """
-    absA = np.abs(A)
-    sums = absA.sum(axis=1)
+    n = A.shape[0]
+    sums = np.empty(n)
+    for s in range(0, n, 1024):  # row blocks: no full-size temporary
+        sums[s:s + 1024] = np.abs(A[s:s + 1024]).sum(axis=1)
     bound = gamma(A.shape[1] + 1) * sums
     if np.any(sums - bound > eps):
         return False
     unsure = np.flatnonzero(sums + bound > eps)
     target = Fraction(eps)
     for i in unsure:
-        if math.fsum(absA[i]) > eps or sum(map(Fraction, absA[i].tolist())) > target:
+        row = np.abs(A[i])
+        if math.fsum(row) > eps or sum(map(Fraction, row.tolist())) > target:
             return False
     return True

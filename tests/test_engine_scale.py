@@ -1,0 +1,104 @@
+"""The fast engine paths against slow, obviously-correct references (no timings here: see
+benchmarks/bench_bracket.py)."""
+import numpy as np
+import pytest
+
+from attnrank_lite import ClusterMassCertificate, rank_bracket, softmax_attention
+from attnrank_lite.blocked import softmax_attention_blocked
+from attnrank_lite.bracket import rank_brackets
+from attnrank_lite.geometry import fibonacci_sphere, gaussian_ball
+from attnrank_lite.lower import _core_sizes, _largest_free_group, frobenius_tail_lower_bound
+from attnrank_lite.upper import _range_finder
+
+
+def test_blocked_attention_is_identical():
+    rng = np.random.default_rng(0)
+    Q, K = rng.normal(size=(37, 3)), rng.normal(size=(53, 3))
+    w = rng.uniform(-30, 0, size=53)
+    for args in [(Q, K, 3.0, w), (Q, None, 7.0, None)]:
+        np.testing.assert_array_equal(softmax_attention_blocked(*args, block=8), softmax_attention(*args))
+    X, lw = gaussian_ball(2, 100.0, 1.0)
+    np.testing.assert_array_equal(softmax_attention_blocked(X, X, 100.0, lw, block=5), softmax_attention(X, X, 100.0, lw))
+
+
+def test_mass_matrix_matches_direct_sums_with_overlaps_and_empty_groups():
+    rng = np.random.default_rng(1)
+    A = rng.random((30, 40))
+    rows = [3, 7, 11, 20]
+    groups = [[0, 1, 2], [], [2, 5, 39], [10]]  # overlapping and empty groups are allowed here
+    M = ClusterMassCertificate(rows, groups).mass_matrix(A, block=3)
+    ref = np.array([[sum(A[i, j] for j in g) for g in groups] for i in rows])
+    np.testing.assert_allclose(M, ref, rtol=1e-14)
+
+
+def test_core_sizes_partial_sort_equals_full_sort():
+    rng = np.random.default_rng(2)
+    A = rng.random((50, 300)) ** 8
+    A /= A.sum(axis=1, keepdims=True)
+    thr = rng.uniform(0.05, 1.2, size=50)
+    full = []
+    for i in range(50):
+        c = np.cumsum(np.sort(A[i])[::-1])
+        hit = np.flatnonzero(c > thr[i])
+        full.append(hit[0] + 1 if hit.size else 301)
+    np.testing.assert_array_equal(_core_sizes(A, thr, block=7, top=4), full)
+
+
+def test_largest_free_group_is_smallest_greedy_group():
+    rng = np.random.default_rng(3)
+    a = rng.random(200) ** 6
+    used = rng.random(200) < 0.3
+    for thr in (0.01, 0.5 * a[~used].sum(), 0.999 * a[~used].sum(), 2 * a.sum()):
+        g = _largest_free_group(a, used, thr, top=5)
+        free_sorted = np.sort(a[~used])[::-1]
+        need = np.flatnonzero(np.cumsum(free_sorted) > thr)
+        if need.size == 0:
+            assert g is None
+        else:
+            assert not used[g].any() and a[g].sum() > thr and g.size == need[0] + 1
+
+
+def test_frobenius_shortcut_agrees_with_exact_spectrum():
+    A = softmax_attention(fibonacci_sphere(400), beta=16.0)
+    for eps in (0.05, 0.25):
+        fast = frobenius_tail_lower_bound(A, eps)
+        exact = frobenius_tail_lower_bound(A, eps, sigma=np.linalg.svd(A, compute_uv=False))
+        assert fast.rank == exact.rank and fast.verify(A, eps)
+    # at small n the Frobenius tail is informative and the certificate must verify
+    B = softmax_attention(fibonacci_sphere(60), beta=200.0)
+    c = frobenius_tail_lower_bound(B, 0.25)
+    assert c.rank > 30 and c.verify(B, 0.25)
+
+
+def test_ritz_values_never_exceed_singular_values():
+    # why the Frobenius bound must not use a randomized subspace: sigma_i(A Q) <= sigma_i(A)
+    A = softmax_attention(fibonacci_sphere(300), beta=20.0)
+    Q = _range_finder(A, 40, 1, np.random.default_rng(0))
+    ritz = np.linalg.svd(A @ Q, compute_uv=False)
+    exact = np.linalg.svd(A, compute_uv=False)[:40]
+    assert np.all(ritz <= exact * (1 + 1e-12) + 1e-15)
+    assert np.sum(exact ** 2) - np.sum(ritz ** 2) > 0  # the tail would be overstated
+
+
+def test_rank_brackets_share_work_and_stay_consistent():
+    A = softmax_attention(fibonacci_sphere(700), beta=32.0)
+    eps = [0.25, 0.05, 0.1]
+    many = rank_brackets(A, eps)
+    for e, b in zip(eps, many):
+        one = rank_bracket(A, e)
+        assert (b.lower, b.upper) == (one.lower, one.upper) and b.verify(A, e)
+    # rank_eps is non-increasing in eps: every lower end is at most every upper end of a smaller eps
+    by = dict(zip(eps, many))
+    assert by[0.25].lower <= by[0.1].upper and by[0.1].lower <= by[0.05].upper
+
+
+@pytest.mark.parametrize("n", [1100, 1600])
+def test_randomized_path_as_tight_as_dense_on_fibonacci(n):
+    A = softmax_attention(fibonacci_sphere(n), beta=16.0)
+    r = rank_bracket(A, 0.25)  # min(n, n) > DENSE_LIMIT: randomized path
+    d = rank_bracket(A, 0.25, method="dense")
+    assert "randomized" in r.upper_certificate.source
+    assert r.verify(A, 0.25) and d.verify(A, 0.25)
+    assert r.upper <= d.upper and r.lower >= d.lower
+    rs = rank_brackets(A, [0.1, 0.25])
+    assert all(b.verify(A, e) for b, e in zip(rs, [0.1, 0.25]))
