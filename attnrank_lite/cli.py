@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .params import PROFILES, ParameterError, parse_value
@@ -23,6 +24,16 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _progress_to_terminal() -> bool:
+    """On a terminal, let the notebook's sweep bars draw there (never into the notebook); see progress.py."""
+    from .progress import terminal_device
+
+    tty = terminal_device()
+    if tty and "ATTNRANK_PROGRESS_TTY" not in os.environ and os.environ.get("ATTNRANK_PROGRESS") != "0":
+        os.environ["ATTNRANK_PROGRESS_TTY"] = tty
+    return tty is not None
+
+
 def _cmd_run(args) -> int:
     from .runner import RunFailed, resolve_parameters, run_chapter
 
@@ -32,7 +43,7 @@ def _cmd_run(args) -> int:
             raise ParameterError(f"parameter {name!r} given twice")
         overrides[name] = parse_value(value)
     spec, values = resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
-    interactive = sys.stderr.isatty()
+    interactive = _progress_to_terminal()
     try:
         rec = run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
                           progress_bar=interactive)
@@ -48,6 +59,7 @@ def _cmd_run(args) -> int:
 def _cmd_build(args) -> int:
     from .build import build_book
 
+    _progress_to_terminal()
     build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings)
     return 0
 
