@@ -706,6 +706,6 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
             verdicts.append(f"positive association with {what}: **matches**, also at fixed temperature")
         else:
             verdicts.append(f"positive association with {what}: **matches when pooled over temperatures**, "
-                            f"but positive at only {pos} of {defined} fixed temperatures")
+                            f"but positive at only {pos} of the {defined} fixed temperatures where it is defined")
     lines += ["", "**Summary against the abstract:** " + "; ".join(verdicts) + "."]
     return "\n".join(lines)

@@ -36,7 +36,7 @@ SPEC = ChapterSpec(
         Param("seed", 0, "int", "Random seed of the bootstrap.", low=0, high=2**32 - 1),
     ),
     profiles={
-        "quick": {"n_sequences": 16, "layers": [0, 2, 5], "multipliers": [0.25, 1.0, 4.0], "n_boot": 300},
+        "quick": {"n_sequences": 12, "layers": [0, 5], "multipliers": [0.25, 1.0, 4.0], "n_boot": 300},
         "paper": {"model": "bert-base-uncased", "allow_fallback": False, "n_boot": 5000},
     },
     constraints=(
