@@ -244,6 +244,23 @@ def test_every_page_in_chromium(built_site, site_url):
     assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)
 
 
+def test_search_finds_pages(built_site, site_url):
+    """The site's own full-text search (searchindex.js, no server) returns chapter pages."""
+    drv = _driver()
+    try:
+        drv.get(f"{site_url}/search.html?q=certificate")
+        deadline, hits = time.time() + 30, []
+        while time.time() < deadline and not hits:
+            time.sleep(0.3)
+            hits = drv.execute_script(
+                "return [...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+    finally:
+        _quit(drv)
+    assert not severe, severe
+    assert any("notebooks/01_approximation_rank" in h for h in hits), hits
+
+
 def test_math_renders_with_networking_disabled(built_site, site_url):
     """With every host name unresolvable but the local server, the math pages still typeset."""
     pages = [p for p in site_pages(built_site) if 'class="math' in (built_site / p).read_text()]
