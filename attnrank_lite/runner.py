@@ -7,6 +7,7 @@ import platform
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -71,6 +72,25 @@ def _tag_injected_cell(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+#: figures must be embedded in the executed notebook whatever MPLBACKEND the caller has set
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+
+@contextmanager
+def _environment(values: dict):
+    """Set environment variables (inherited by the notebook kernel) and restore them afterwards."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
                 outdir: str | os.PathLike = "runs", timeout: int | None = 1800,
                 progress_bar: bool = False, log_output: bool = False) -> dict:
@@ -99,23 +119,19 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
     tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=outdir))
     try:
         out_nb = tmp / spec.notebook
-        env_before = os.environ.get("ATTNRANK_PROGRESS")
+        kernel_env = {"MPLBACKEND": INLINE_BACKEND}
         if not log_output:
-            os.environ["ATTNRANK_PROGRESS"] = "0"
+            kernel_env["ATTNRANK_PROGRESS"] = "0"
         started = time.time()
         try:
-            pm.execute_notebook(
-                str(NOTEBOOK_DIR / spec.notebook), str(out_nb), parameters=values, cwd=str(tmp),
-                kernel_name="python3", progress_bar=progress_bar, log_output=log_output,
-                execution_timeout=timeout, report_mode=False,
-            )
+            with _environment(kernel_env):
+                pm.execute_notebook(
+                    str(NOTEBOOK_DIR / spec.notebook), str(out_nb), parameters=values, cwd=str(tmp),
+                    kernel_name="python3", progress_bar=progress_bar, log_output=log_output,
+                    execution_timeout=timeout, report_mode=False,
+                )
         except pm.PapermillExecutionError as exc:
             raise RunFailed(f"{spec.notebook} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
-        finally:
-            if env_before is None:
-                os.environ.pop("ATTNRANK_PROGRESS", None)
-            else:
-                os.environ["ATTNRANK_PROGRESS"] = env_before
         seconds = time.time() - started
         _tag_injected_cell(out_nb)
         record = {

@@ -1,16 +1,23 @@
-"""Shared fixtures. The website is built once per test worker (tests that use it share the
-xdist group "book", so they run on one worker and the build happens once)."""
+"""Shared fixtures.
+
+The website is built once per test run: the tests that use it are grouped ("book"), and in
+case they still land on several xdist workers the build is guarded by a file lock and reused
+by every worker of the same run.
+"""
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
 
 
 @pytest.fixture(scope="session")
@@ -22,5 +29,13 @@ def built_site() -> Path:
     from attnrank_lite.build import build_book
 
     out = REPO / "_build" / "test-site"
-    html = build_book(profile="quick", out=out, warnings_as_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stamp = out / "built-by-run.txt"
+    with FileLock(str(out.parent / "test-site.lock")):
+        if stamp.exists() and stamp.read_text() == RUN_ID and (out / "html" / "index.html").exists():
+            return out / "html"
+        if stamp.exists():
+            stamp.unlink()
+        html = build_book(profile="quick", out=out, warnings_as_errors=True)
+        stamp.write_text(RUN_ID)
     return html
