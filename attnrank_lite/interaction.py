@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import row_softmax
+from .fitting import fit_loglog_slope
 from .norms import row_l1
 
 __all__ = [
@@ -483,6 +484,8 @@ def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offse
 def loglog_slope(x, y, level: float = 0.95) -> dict:
     r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a Student-t interval.
 
+    A dictionary view of :func:`attnrank_lite.fitting.fit_loglog_slope` for results tables.
+
     Parameters
     ----------
     x, y : array_like, shape (k,)
@@ -495,16 +498,10 @@ def loglog_slope(x, y, level: float = 0.95) -> dict:
     dict
         ``slope``, ``low``, ``high``, ``points``.
     """
-    from scipy import stats
-
-    x = np.log(np.asarray(x, dtype=np.float64))
-    y = np.log(np.asarray(y, dtype=np.float64))
-    if x.size != y.size or x.size < 3:
+    if np.size(x) < 3:
         raise ValueError("need at least 3 points")
-    res = stats.linregress(x, y)
-    half = stats.t.ppf(0.5 + level / 2, x.size - 2) * res.stderr
-    return {"slope": float(res.slope), "low": float(res.slope - half), "high": float(res.slope + half),
-            "points": int(x.size)}
+    fit = fit_loglog_slope(x, y, level=level)
+    return {"slope": fit.slope, "low": fit.ci_low, "high": fit.ci_high, "points": fit.npoints}
 
 
 def bracket_sweep(make_attention, betas, eps: float, desc: str = "") -> list:
