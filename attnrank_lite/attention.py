@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_softmax", "softmax_attention", "logits"]
+__all__ = ["row_softmax", "softmax_attention", "logits", "query_key_pair"]
 
 
 def row_softmax(L: np.ndarray) -> np.ndarray:
@@ -48,6 +48,27 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     return A
 
 
+def query_key_pair(Q, K=None) -> tuple[np.ndarray, np.ndarray]:
+    """Queries and keys as finite float64 matrices of equal width (``K = None``: ``K = Q``).
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, d)
+    K : array_like, shape (m, d), optional
+
+    Returns
+    -------
+    Q, K : ndarray, shapes (n, d) and (m, d)
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
+    K = Q if K is None else np.atleast_2d(np.asarray(K, dtype=np.float64))
+    if Q.shape[1] != K.shape[1]:
+        raise ValueError(f"queries have dimension {Q.shape[1]} but keys have {K.shape[1]}")
+    if not (np.isfinite(Q).all() and np.isfinite(K).all()):
+        raise ValueError("queries and keys must be finite")
+    return Q, K
+
+
 def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
     r"""Logit matrix :math:`L_{ij} = \beta \langle q_i, k_j\rangle + \log w_j`.
 
@@ -67,10 +88,7 @@ def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
     -------
     L : ndarray, shape (n, m)
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = Q if K is None else np.atleast_2d(np.asarray(K, dtype=np.float64))
-    if Q.shape[1] != K.shape[1]:
-        raise ValueError(f"queries have dimension {Q.shape[1]} but keys have {K.shape[1]}")
+    Q, K = query_key_pair(Q, K)
     beta = float(beta)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta}")

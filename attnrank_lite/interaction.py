@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import row_softmax
+from .attention import query_key_pair, row_softmax
 from .fitting import fit_loglog_slope
 from .norms import row_l1
 
@@ -161,12 +161,7 @@ def visible_coordinates(Q, K, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarr
         ``r = visible_dimension(Q @ K.T, rtol)`` (up to rounding at the threshold).
     """
     rtol = _check_rtol(rtol)
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
-    if Q.shape[1] != K.shape[1]:
-        raise ValueError(f"queries have dimension {Q.shape[1]} but keys have {K.shape[1]}")
-    if not (np.isfinite(Q).all() and np.isfinite(K).all()):
-        raise ValueError("Q and K must be finite")
+    Q, K = query_key_pair(Q, K)
     n, m = Q.shape[0], K.shape[0]
     Kc = K - K.mean(axis=0, keepdims=True)
     Ua, sa, Vat = _thin_svd_factor(Q)

@@ -25,7 +25,7 @@ from math import comb
 
 import numpy as np
 
-from .attention import row_softmax
+from .attention import query_key_pair, row_softmax
 from .certificates import gamma
 
 __all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
@@ -83,12 +83,7 @@ def _clenshaw(c: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def _prepare(Qv, Kv, beta, log_weights):
-    Qv = np.atleast_2d(np.asarray(Qv, dtype=np.float64))
-    Kv = np.atleast_2d(np.asarray(Kv, dtype=np.float64))
-    if Qv.shape[1] != Kv.shape[1]:
-        raise ValueError(f"Qv has {Qv.shape[1]} columns but Kv has {Kv.shape[1]}")
-    if not (np.isfinite(Qv).all() and np.isfinite(Kv).all()):
-        raise ValueError("Qv and Kv must be finite")
+    Qv, Kv = query_key_pair(Qv, Kv)
     beta = float(beta)
     if not (np.isfinite(beta) and beta >= 0):
         raise ValueError(f"beta must be a finite number >= 0, got {beta}")
