@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import finite_nonnegative
+
 __all__ = ["row_softmax", "softmax_attention", "logits", "query_key_pair"]
 
 
@@ -89,9 +91,7 @@ def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
     L : ndarray, shape (n, m)
     """
     Q, K = query_key_pair(Q, K)
-    beta = float(beta)
-    if not np.isfinite(beta) or beta < 0:
-        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    beta = finite_nonnegative("beta", beta)
     L = beta * (Q @ K.T)
     if log_weights is not None:
         w = np.asarray(log_weights, dtype=np.float64).reshape(-1)

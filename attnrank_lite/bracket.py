@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .certificates import ClusterMassCertificate, SubspaceCertificate
+from .checks import finite_nonnegative
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
 from .norms import row_l1
 from .upper import nested_family_search, randomized_family, svd_upper_bound
@@ -157,10 +158,7 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
         raise ValueError(f"A must be a 2-D matrix, got shape {A.shape}")
     if not np.isfinite(A).all():
         raise ValueError("A must be finite")
-    eps_list = [float(e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64))]
-    for eps in eps_list:
-        if not np.isfinite(eps) or eps < 0:
-            raise ValueError(f"eps must be a finite number >= 0, got {eps}")
+    eps_list = [finite_nonnegative("eps", e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64))]
     if method not in ("auto", "dense", "randomized"):
         raise ValueError(f"method must be 'auto', 'dense' or 'randomized', got {method!r}")
     n, m = A.shape

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import query_key_pair, row_softmax
+from .checks import finite_nonnegative
 from .fitting import fit_loglog_slope
 from .norms import row_l1
 
@@ -345,9 +346,7 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=N
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     if M.shape != (Q.shape[1], K.shape[1]):
         raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
-    beta = float(beta)
-    if not (np.isfinite(beta) and beta >= 0):
-        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    beta = finite_nonnegative("beta", beta)
     s = int(s)
     if s < 0:
         raise ValueError(f"s must be >= 0, got {s}")
@@ -396,9 +395,7 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
     int, or ndarray of int with the shape of ``tau``
     """
     sig = np.sort(np.abs(np.asarray(sigma, dtype=np.float64).reshape(-1)))[::-1]
-    scale = float(scale)
-    if not (np.isfinite(scale) and scale >= 0):
-        raise ValueError(f"scale must be a finite number >= 0, got {scale}")
+    scale = finite_nonnegative("scale", scale)
     t = np.asarray(tau, dtype=np.float64)
     if np.isnan(t).any() or (t < 0).any():
         raise ValueError("tau must be >= 0")

@@ -27,6 +27,7 @@ import numpy as np
 
 from .attention import query_key_pair, row_softmax
 from .certificates import gamma
+from .checks import finite_nonnegative
 
 __all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
            "polynomial_matrix", "polynomial_sweep"]
@@ -84,9 +85,7 @@ def _clenshaw(c: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _prepare(Qv, Kv, beta, log_weights):
     Qv, Kv = query_key_pair(Qv, Kv)
-    beta = float(beta)
-    if not (np.isfinite(beta) and beta >= 0):
-        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    beta = finite_nonnegative("beta", beta)
     m = Kv.shape[0]
     if log_weights is None:
         lw = np.zeros(m)
@@ -265,9 +264,7 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
     PolynomialCertificate or None
     """
     Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number >= 0, got {eps}")
+    eps = finite_nonnegative("eps", eps)
     max_degree = int(max_degree)
     if max_degree < 0:
         raise ValueError(f"max_degree must be >= 0, got {max_degree}")
