@@ -510,16 +510,10 @@ def bracket_sweep(make_attention, betas, eps: float, desc: str = "") -> list:
     list of dict
         ``beta``, ``n``, ``lower``, ``upper``, ``lower_kind``, ``verified`` per beta.
     """
-    from .bracket import rank_bracket
-    from .progress import progress
+    from .sweeps import bracket_sweep as sweep
 
-    rows = []
-    for beta in progress(list(betas), desc=desc):
-        A = make_attention(float(beta))
-        b = rank_bracket(A, eps)
-        rows.append({"beta": float(beta), "n": A.shape[0], "lower": b.lower, "upper": b.upper,
-                     "lower_kind": b.lower_kind, "verified": b.verify(A, eps)})
-    return rows
+    table = sweep(lambda b: make_attention(float(b)), [float(b) for b in betas], [eps], desc=desc)
+    return table[["beta", "n", "lower", "upper", "lower_kind", "verified"]].to_dict("records")
 
 
 def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_degree: int = 64) -> list:
