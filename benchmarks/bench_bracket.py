@@ -27,7 +27,6 @@ import time
 import numpy as np
 
 from attnrank_lite import rank_bracket
-from attnrank_lite.blocked import softmax_attention_blocked
 from attnrank_lite.geometry import fibonacci_sphere
 
 
@@ -46,7 +45,7 @@ def main():
     print(f"# Fibonacci sphere d=3, beta={args.beta:g}, eps={args.eps:g}")
     print(f"{'n':>6} {'svd_s':>8} {'bracket_s':>9} {'ratio':>6} {'bracket':>12} {'dense_bracket':>13} {'dense_s':>8} verified")
     for n in args.sizes:
-        A = softmax_attention_blocked(fibonacci_sphere(n), beta=args.beta)
+        A = softmax_attention(fibonacci_sphere(n), beta=args.beta, block=1024)
         t = time.perf_counter()
         np.linalg.svd(A, full_matrices=False)
         t_svd = time.perf_counter() - t
@@ -63,7 +62,7 @@ def main():
     if args.big:
         n = args.big
         t = time.perf_counter()
-        A = softmax_attention_blocked(fibonacci_sphere(n), beta=args.beta)
+        A = softmax_attention(fibonacci_sphere(n), beta=args.beta, block=1024)
         t_build = time.perf_counter() - t
         t = time.perf_counter()
         b = rank_bracket(A, args.eps)
