@@ -24,10 +24,10 @@ book: $(STAMP) mathjax
 test: $(STAMP) browser-deps mathjax
 	$(PY) -m pytest -n 2 --dist loadgroup
 
-## MathJax for the offline-readable site: npm package mathjax (pinned in attnrank_lite/site_assets.py)
+## MathJax for the offline-readable site: npm package mathjax (pinned in attnrank_lite/site/site_assets.py)
 ## installed into the ignored folder .mathjax/; the build copies it into the site's _static/
 mathjax: $(STAMP)
-	$(PY) -m attnrank_lite.site_assets
+	$(PY) -m attnrank_lite.site.site_assets
 
 ## Debian's Chromium for the browser test (skipped with a reason where it cannot be installed)
 browser-deps:

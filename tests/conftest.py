@@ -26,7 +26,7 @@ def built_site() -> Path:
 
     Returns the ``html`` folder (``_build/test-site/html``).
     """
-    from attnrank_lite.build import build_book
+    from attnrank_lite.site.build import build_book
 
     out = REPO / "_build" / "test-site"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from attnrank_lite import appendix, site_assets
-from attnrank_lite.chapters import get_chapter
+from attnrank_lite.site import appendix, site_assets
+from attnrank_lite.site.chapters import get_chapter
 
 REPO = Path(__file__).resolve().parents[1]
 

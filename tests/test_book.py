@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from attnrank_lite.build import toc_notebooks
+from attnrank_lite.site.paths import toc_notebooks
 
 pytestmark = pytest.mark.xdist_group("book")
 STARTED = datetime.now(timezone.utc)

@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 from attnrank_lite import calibration as cal
 from attnrank_lite.attention import softmax_attention
 from attnrank_lite.norms import row_l1
-from attnrank_lite.params import ParameterError
+from attnrank_lite.site.params import ParameterError
 
 
 def _sequences(rng, lengths, d, rank=None, key_shift=0.0):
@@ -177,7 +177,7 @@ def test_verdict_says_not_reproduced_when_nothing_is_reduced():
 
 
 def test_tau_must_stay_below_eps():
-    from attnrank_lite.chapters import get_chapter
+    from attnrank_lite.site.chapters import get_chapter
 
     spec = get_chapter("ch06")
     with pytest.raises(ParameterError, match="'tau' must be below eps"):
@@ -189,7 +189,7 @@ def test_two_runs_give_identical_tables(tmp_path):
     """Determinism on the bundled model: the same parameters give byte-identical CSVs."""
     pytest.importorskip("torch")
     from attnrank_lite.bert import load_model
-    from attnrank_lite.results import save_table
+    from attnrank_lite.site.results import save_table
 
     model, tok, info = load_model("bundled-minilm", verbose=False)
     texts = cal.select_passages(cal.load_corpus(), 4)

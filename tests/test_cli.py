@@ -7,9 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attnrank_lite import runner
-from attnrank_lite.chapters import NOTEBOOK_DIR, all_chapters, get_chapter
-from attnrank_lite.params import ParameterError, validate_notebook_parameters
+from attnrank_lite.site import runner
+from attnrank_lite.site.chapters import NOTEBOOK_DIR, all_chapters, get_chapter
+from attnrank_lite.site.params import ParameterError, validate_notebook_parameters
 
 REPO = Path(__file__).resolve().parents[1]
 

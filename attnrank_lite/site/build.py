@@ -13,35 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from . import appendix, site_assets
 from .chapters import get_chapter
+from .paths import REPO, toc_notebooks
 from .runner import package_versions, run_chapter
 
-__all__ = ["build_book", "toc_notebooks", "REPO"]
+__all__ = ["build_book"]
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def toc_notebooks(toc_path: Path = REPO / "_toc.yml") -> list[str]:
-    """Notebook stems listed in the table of contents, in reading order."""
-    toc = yaml.safe_load(toc_path.read_text())
-    files = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k in ("file", "root") and isinstance(v, str):
-                    files.append(v)
-                else:
-                    walk(v)
-        elif isinstance(node, list):
-            for x in node:
-                walk(x)
-
-    walk(toc)
-    return [Path(f).name for f in files if f.startswith("notebooks/")]
 
 
 def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",

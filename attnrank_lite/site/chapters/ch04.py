@@ -1,5 +1,5 @@
 """Chapter 4: the row-softmax quotient and the r/2 law."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 
 def _sorted_betas(v):

@@ -1,5 +1,5 @@
 """Chapter 2: spherical self-attention, Theta(min{n, (1+beta)^{(d-1)/2}})."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 SPEC = ChapterSpec(
     key="ch02",

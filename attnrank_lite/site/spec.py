@@ -1,21 +1,18 @@
-"""Chapter parameters: declaration, profiles and validation.
+"""Chapter parameters: declaration, profiles and value checks (:class:`Param`, :class:`ChapterSpec`).
 
-Every chapter declares its parameters once, in ``attnrank_lite/chapters/chNN.py``, as a
-:class:`ChapterSpec`. The notebook's ``parameters`` cell repeats the book defaults (papermill
-needs literal assignments; a test keeps the two in sync), and its validation cell calls
-:func:`validate_notebook_parameters`. The command line validates with the same spec before any
-work, so a bad name or value fails at once with a message naming the parameter and what is
-allowed.
+Every chapter declares its parameters once, in ``attnrank_lite/site/chapters/chNN.py``, as a
+:class:`ChapterSpec`. This module imports nothing else of the package, so the chapter specs,
+the chapter registry and :mod:`attnrank_lite.site.params` (the notebooks' validation entry
+point) all build on it without an import loop.
 """
 from __future__ import annotations
 
 import ast
 import math
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "validate_notebook_parameters", "PROFILES"]
+__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "PROFILES"]
 
 PROFILES = ("quick", "book", "paper")
 _KINDS = ("int", "float", "str", "bool", "int_list", "float_list", "str_list")
@@ -213,38 +210,3 @@ class ChapterSpec:
                 if msg:
                     raise ParameterError(msg)
         return out
-
-
-_IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
-
-
-def validate_notebook_parameters(key: str, namespace: dict) -> types.SimpleNamespace:
-    """Validate the parameters a notebook ran with (its globals after the parameters cells).
-
-    Raises :class:`ParameterError` for a bad value, and for a stray global variable that looks
-    like a misspelled parameter (e.g. injected by papermill under a wrong name).
-
-    Returns
-    -------
-    types.SimpleNamespace
-        The validated parameters, by name.
-    """
-    from .chapters import get_chapter
-
-    spec = get_chapter(key)
-    known = {p.name for p in spec.params}
-    stray = sorted(
-        n for n, v in namespace.items()
-        if not n.startswith("_") and n not in known and n not in _IPYTHON_NAMES
-        and not isinstance(v, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType))
-    )
-    if stray:
-        raise ParameterError(
-            f"unknown parameter(s) {', '.join(map(repr, stray))} for {spec.notebook}; allowed names: "
-            + ", ".join(sorted(known))
-        )
-    missing = sorted(known - set(namespace))
-    if missing:
-        raise ParameterError(f"parameter(s) {', '.join(map(repr, missing))} missing from the parameters cell")
-    values = spec.validate({n: namespace[n] for n in known})
-    return types.SimpleNamespace(**values)

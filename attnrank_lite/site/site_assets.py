@@ -8,8 +8,8 @@ Sphinx copies verbatim to ``mathjax/`` at the root of the site (not into ``_stat
 would add every script found there to every page). ``_config.yml`` points Sphinx's
 ``mathjax_path`` (a path relative to ``_static``) at ``../mathjax/tex-mml-chtml.js``.
 
-Run ``python -m attnrank_lite.site_assets`` (the Makefile's ``mathjax`` target) to install it;
-:func:`attnrank_lite.build.build_book` also installs it on demand.
+Run ``python -m attnrank_lite.site.site_assets`` (the Makefile's ``mathjax`` target) to install it;
+:func:`attnrank_lite.site.build.build_book` also installs it on demand.
 """
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ from pathlib import Path
 
 import yaml
 
+from .paths import REPO
+
 __all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "ensure_mathjax", "stage_mathjax", "prepare_stage_config",
            "launch_buttons_enabled", "write_favicon_ico"]
 
-REPO = Path(__file__).resolve().parents[1]
 #: the pinned npm release of MathJax served with the site
 MATHJAX_VERSION = "3.2.2"
 #: the combined component the pages load (same as Jupyter Book's default CDN file)

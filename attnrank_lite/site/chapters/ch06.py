@@ -1,5 +1,5 @@
 """Chapter 6: the BERT calibration on real pretrained weights."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 SPEC = ChapterSpec(
     key="ch06",

@@ -8,12 +8,10 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from ..params import ChapterSpec, ParameterError
+from ..paths import NOTEBOOK_DIR
+from ..spec import ChapterSpec, ParameterError
 
 __all__ = ["all_chapters", "get_chapter", "NOTEBOOK_DIR"]
-
-#: where the chapter notebooks live (the repository's ``notebooks/``)
-NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def all_chapters() -> list[ChapterSpec]:

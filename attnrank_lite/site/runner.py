@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .chapters import NOTEBOOK_DIR, get_chapter
-from .params import ParameterError
+from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "package_versions", "ParameterError"]
 

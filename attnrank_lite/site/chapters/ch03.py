@@ -1,5 +1,5 @@
 """Chapter 3: full-ball geometry, Theta(beta^{d/2})."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 SPEC = ChapterSpec(
     key="ch03",

@@ -5,14 +5,16 @@ import argparse
 import os
 import sys
 
-from .params import PROFILES, ParameterError, parse_value
+from ..progress import terminal_device
+from .build import build_book
+from .chapters import all_chapters
+from .runner import RunFailed, resolve_parameters, run_chapter
+from .spec import PROFILES, ParameterError, parse_value
 
 __all__ = ["main"]
 
 
 def _cmd_list(args) -> int:
-    from .chapters import all_chapters
-
     for spec in all_chapters():
         print(f"{spec.key}  {spec.notebook}  —  {spec.title}")
         for p in spec.params:
@@ -26,8 +28,6 @@ def _cmd_list(args) -> int:
 
 def _progress_to_terminal() -> bool:
     """On a terminal, let the notebook's sweep bars draw there (never into the notebook); see progress.py."""
-    from .progress import terminal_device
-
     tty = terminal_device()
     if tty and "ATTNRANK_PROGRESS_TTY" not in os.environ and os.environ.get("ATTNRANK_PROGRESS") != "0":
         os.environ["ATTNRANK_PROGRESS_TTY"] = tty
@@ -35,8 +35,6 @@ def _progress_to_terminal() -> bool:
 
 
 def _cmd_run(args) -> int:
-    from .runner import RunFailed, resolve_parameters, run_chapter
-
     overrides = {}
     for name, value in args.param or []:
         if name in overrides:
@@ -57,8 +55,6 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    from .build import build_book
-
     _progress_to_terminal()
     build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings)
     return 0

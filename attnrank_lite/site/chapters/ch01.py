@@ -1,5 +1,5 @@
 """Chapter 1: the max-row-l1 approximation rank."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 SPEC = ChapterSpec(
     key="ch01",

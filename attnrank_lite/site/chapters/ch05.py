@@ -1,5 +1,5 @@
 """Chapter 5: approximate interaction subspaces."""
-from ..params import ChapterSpec, Param
+from ..spec import ChapterSpec, Param
 
 SPEC = ChapterSpec(
     key="ch05",

@@ -1,0 +1,49 @@
+"""Validation of the parameters a chapter notebook runs with.
+
+Every chapter declares its parameters once, in ``attnrank_lite/site/chapters/chNN.py``, as a
+:class:`~attnrank_lite.site.spec.ChapterSpec`. The notebook's ``parameters`` cell repeats the
+book defaults (papermill needs literal assignments; a test keeps the two in sync), and its
+validation cell calls :func:`validate_notebook_parameters`. The command line validates with the
+same spec before any work, so a bad name or value fails at once with a message naming the
+parameter and what is allowed.
+"""
+from __future__ import annotations
+
+import types
+
+from .chapters import get_chapter
+from .spec import PROFILES, ChapterSpec, Param, ParameterError, parse_value
+
+__all__ = ["validate_notebook_parameters", "Param", "ChapterSpec", "ParameterError", "parse_value", "PROFILES"]
+
+_IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def validate_notebook_parameters(key: str, namespace: dict) -> types.SimpleNamespace:
+    """Validate the parameters a notebook ran with (its globals after the parameters cells).
+
+    Raises :class:`ParameterError` for a bad value, and for a stray global variable that looks
+    like a misspelled parameter (e.g. injected by papermill under a wrong name).
+
+    Returns
+    -------
+    types.SimpleNamespace
+        The validated parameters, by name.
+    """
+    spec = get_chapter(key)
+    known = {p.name for p in spec.params}
+    stray = sorted(
+        n for n, v in namespace.items()
+        if not n.startswith("_") and n not in known and n not in _IPYTHON_NAMES
+        and not isinstance(v, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType))
+    )
+    if stray:
+        raise ParameterError(
+            f"unknown parameter(s) {', '.join(map(repr, stray))} for {spec.notebook}; allowed names: "
+            + ", ".join(sorted(known))
+        )
+    missing = sorted(known - set(namespace))
+    if missing:
+        raise ParameterError(f"parameter(s) {', '.join(map(repr, missing))} missing from the parameters cell")
+    values = spec.validate({n: namespace[n] for n in known})
+    return types.SimpleNamespace(**values)

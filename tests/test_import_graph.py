@@ -1,0 +1,143 @@
+"""The package's import graph, read from the source with ``ast`` (nothing is imported).
+
+Two rules of the layout: the mathematics (every module outside ``attnrank_lite/site/``, except the
+entry point ``__main__.py`` that hands the command line to ``site.cli``) imports
+nothing from the book machinery in ``attnrank_lite/site/``, and no module imports itself back
+through a chain of imports (no loop, at module level or inside a function).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "attnrank_lite"
+SITE = "attnrank_lite.site"
+#: the command-line entry point ``python -m attnrank_lite``: a one-line delegation to ``site.cli``
+ENTRY = "attnrank_lite.__main__"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_edges(path: Path, name: str, modules: set[str]) -> set[str]:
+    """Modules of the package that the module ``name`` (source at ``path``) imports anywhere."""
+    is_pkg = path.name == "__init__.py"
+    package = name if is_pkg else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            # ``from X import y`` imports X, or the submodule X.y when y is a module
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in modules else mod for a in node.names]
+        else:
+            continue
+        for t in targets:
+            # the longest module of the package that the dotted target names
+            while t and t not in modules:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                out.add(t)
+    return out
+
+
+def import_graph(root: Path = PKG) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
+    modules = set(files)
+    return {name: import_edges(path, name, modules) for name, path in files.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import loop as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(u):
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                return stack[stack.index(v):] + [v]
+            if v not in state:
+                found = visit(v)
+                if found:
+                    return found
+        stack.pop()
+        state[u] = 2
+        return None
+
+    for u in sorted(graph):
+        if u not in state:
+            found = visit(u)
+            if found:
+                return found
+    return None
+
+
+def site_imports_from_mathematics(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((u, v) for u, vs in graph.items() for v in vs
+                  if u != ENTRY and not _in_site(u) and _in_site(v))
+
+
+def _in_site(name: str) -> bool:
+    return name == SITE or name.startswith(SITE + ".")
+
+
+def test_graph_reads_the_real_package():
+    graph = import_graph()
+    assert "attnrank_lite.site.runner" in graph and "attnrank_lite.attention" in graph
+    # known edges, relative and absolute forms
+    assert "attnrank_lite.site.chapters" in graph["attnrank_lite.site.params"]
+    assert "attnrank_lite.site.spec" in graph["attnrank_lite.site.chapters.ch01"]
+    assert "attnrank_lite.site.cli" in graph["attnrank_lite.__main__"]
+
+
+def test_mathematics_imports_nothing_from_site():
+    assert site_imports_from_mathematics(import_graph()) == []
+
+
+def test_no_import_loop():
+    assert find_cycle(import_graph()) is None
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+@pytest.fixture
+def toy(tmp_path):
+    root = tmp_path / "attnrank_lite"
+    _write(root, "__init__.py", "from .norms import row_l1\n")
+    _write(root, "norms.py", "import numpy as np\n")
+    _write(root, "site/__init__.py", "")
+    _write(root, "site/spec.py", "")
+    _write(root, "site/params.py", "from .chapters import get_chapter\n")
+    _write(root, "site/chapters/__init__.py", "from ..spec import ChapterSpec\n")
+    return root
+
+
+def test_checks_can_fail_on_a_loop_and_on_a_forbidden_import(toy):
+    assert find_cycle(import_graph(toy)) is None
+    assert site_imports_from_mathematics(import_graph(toy)) == []
+    # the old loop: the chapters registry importing params, inside a function
+    _write(toy, "site/chapters/__init__.py",
+           "from ..spec import ChapterSpec\n\ndef f():\n    from ..params import validate\n")
+    cycle = find_cycle(import_graph(toy))
+    assert cycle is not None and {"attnrank_lite.site.params", "attnrank_lite.site.chapters"} <= set(cycle)
+    # the mathematics reaching into the machinery, in absolute form
+    _write(toy, "norms.py", "from attnrank_lite.site.spec import Param\n")
+    assert site_imports_from_mathematics(import_graph(toy)) == [("attnrank_lite.norms", "attnrank_lite.site.spec")]
