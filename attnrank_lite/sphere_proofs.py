@@ -25,18 +25,18 @@ from scipy.special import gammaincc, gammaln, ive
 from .certificates import ClusterMassCertificate
 
 __all__ = [
+    "bessel_bound_exponent",
+    "cap_packing_certificate",
+    "cap_radius_factor",
+    "chebyshev_construction_errors",
     "chebyshev_exp_coefficients",
     "chebyshev_tail",
     "chebyshev_tail_bound",
-    "bessel_bound_exponent",
-    "proven_degree",
-    "normaliser_shares",
-    "chebyshev_construction_errors",
-    "regularity_constants",
     "gaussian_tail_moment",
-    "cap_radius_factor",
+    "normaliser_shares",
+    "proven_degree",
     "proven_lower_count",
-    "cap_packing_certificate",
+    "regularity_constants",
 ]
 
 
@@ -325,8 +325,8 @@ def proven_lower_count(beta: float, d: int, K: float, sigma: float) -> int:
     r""":math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the count of
     ``thm-sphere-lower``."""
     beta = _beta(beta)
-    return int(math.ceil(beta ** ((d - 1) / 2) / (K * (2 * sigma) ** (d - 1))
-                         * (1 - 1e-12)))
+    return math.ceil(beta ** ((d - 1) / 2) / (K * (2 * sigma) ** (d - 1))
+                     * (1 - 1e-12))
 
 
 def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertificate:

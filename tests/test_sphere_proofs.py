@@ -101,7 +101,7 @@ def test_regularity_constants_brute_force(X):
 def test_gaussian_tail_moment_quadrature():
     for d in (2, 3, 4, 7):
         for s in (0.0, 1.0, 2.5, 6.0):
-            ref = integrate.quad(lambda u: u ** d * np.exp(-u * u / 2), s, s + 40,
+            ref = integrate.quad(lambda u, d=d: u ** d * np.exp(-u * u / 2), s, s + 40,
                                  epsabs=0, epsrel=1e-12, limit=200)[0]
             assert math.isclose(P.gaussian_tail_moment(s, d), ref, rel_tol=1e-8)
 
