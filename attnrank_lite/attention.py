@@ -1,4 +1,4 @@
-"""Numerically stable softmax attention.
+r"""Numerically stable softmax attention (the book's :ref:`def-attention`).
 
 All routines work in float64 and subtract the row maximum before exponentiating, so that
 inverse temperatures up to ``1e6`` and key log-weights down to ``-1e4`` give finite results.
@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import finite_nonnegative
+from .checks import finite_nonnegative, real_array
+from .checks import log_weights as _log_weights
 
 __all__ = [
+    "logit_rounding_bound",
+    "logits",
+    "query_key_pair",
     "row_softmax",
     "softmax_attention",
-    "logits",
-    "logit_rounding_bound",
-    "query_key_pair",
 ]
 
 
@@ -42,11 +43,13 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     (sub)stochastic and ``B = 0`` certifies :math:`\mathrm{rank}_1(A) = 0` without rounding doubts.
     The relative change of each entry is below :math:`2(m+4)u` (``4.5e-12`` for m = 10^4).
     """
-    L = np.asarray(L, dtype=np.float64)
-    if L.ndim != 2:
-        raise ValueError(f"logits must be a 2-D array, got shape {L.shape}")
-    if np.isnan(L).any() or np.isposinf(L).any():
+    L = real_array("logits", L, ndim=2, finite=False)
+    if np.isposinf(L).any():
         raise ValueError("logits must not contain NaN or +inf")
+    if L.shape[1] == 0 and L.shape[0] > 0:
+        raise ValueError("logits need at least one column (key)")
+    if L.shape[0] == 0:
+        return np.zeros(L.shape)
     row_max = L.max(axis=1, keepdims=True)
     if not np.isfinite(row_max).all():
         raise ValueError("every row of the logits needs at least one finite entry")
@@ -57,7 +60,9 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
 
 
 def query_key_pair(Q, K=None) -> tuple[np.ndarray, np.ndarray]:
-    """Queries and keys as finite float64 matrices of equal width (``K = None``: ``K = Q``).
+    """Queries and keys as finite real float64 matrices of equal width (``K = None``: ``K = Q``).
+
+    A 1-D ``Q`` or ``K`` is one vector (shape (1, d)). Complex data are a ``TypeError``.
 
     Parameters
     ----------
@@ -68,12 +73,12 @@ def query_key_pair(Q, K=None) -> tuple[np.ndarray, np.ndarray]:
     -------
     Q, K : ndarray, shapes (n, d) and (m, d)
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = Q if K is None else np.atleast_2d(np.asarray(K, dtype=np.float64))
+    Q = np.atleast_2d(real_array("Q (queries)", Q))
+    K = Q if K is None else np.atleast_2d(real_array("K (keys)", K))
+    if Q.ndim != 2 or K.ndim != 2:
+        raise ValueError(f"queries and keys must be 2-D, got shapes {Q.shape} and {K.shape}")
     if Q.shape[1] != K.shape[1]:
         raise ValueError(f"queries have dimension {Q.shape[1]} but keys have {K.shape[1]}")
-    if not (np.isfinite(Q).all() and np.isfinite(K).all()):
-        raise ValueError("queries and keys must be finite")
     return Q, K
 
 
@@ -90,21 +95,29 @@ def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
         Inverse temperature, ``beta >= 0``.
     log_weights : array_like, shape (m,), optional
         Key log-weights (log-multiplicities). A key of multiplicity ``w_j`` acts exactly as
-        ``w_j`` identical keys (SPEC Prop. 1.4).
+        ``w_j`` identical keys (:ref:`prop-multiplicity`). Must be 1-D of length ``m``;
+        ``-inf`` (weight zero) is allowed, NaN and ``+inf`` are not.
 
     Returns
     -------
     L : ndarray, shape (n, m)
+
+    Raises
+    ------
+    ValueError
+        When :math:`\beta\langle q_i, k_j\rangle` overflows float64 (the message names
+        ``beta``): the logits would be infinite and the attention undefined in float64.
     """
     Q, K = query_key_pair(Q, K)
     beta = finite_nonnegative("beta", beta)
-    L = beta * (Q @ K.T)
-    if log_weights is not None:
-        w = np.asarray(log_weights, dtype=np.float64).reshape(-1)
-        if w.shape[0] != K.shape[0]:
-            raise ValueError(f"log_weights has {w.shape[0]} entries for {K.shape[0]} keys")
-        if np.isnan(w).any() or np.isposinf(w).any():
-            raise ValueError("log_weights must not contain NaN or +inf")
+    w = None if log_weights is None else _log_weights(log_weights, K.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = beta * (Q @ K.T)
+    if not np.isfinite(L).all():
+        big = float(np.abs(Q).max(initial=0.0) * np.abs(K).max(initial=0.0) * Q.shape[1])
+        raise ValueError(f"beta = {beta:g} makes the logits beta * <q, k> overflow float64 "
+                         f"(|<q, k>| up to about {big:.3g}); use a smaller beta or rescale Q, K")
+    if w is not None:
         L = L + w[None, :]
     return L
 
@@ -144,6 +157,8 @@ def softmax_attention(Q, K=None, beta: float = 1.0, log_weights=None, *, block: 
     """
     Q, K = query_key_pair(Q, K)
     n = Q.shape[0]
+    if K.shape[0] == 0:
+        raise ValueError("softmax attention needs at least one key (K has 0 rows)")
     if block is None:
         return row_softmax(logits(Q, K, beta=beta, log_weights=log_weights))
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:

@@ -8,13 +8,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certificates import ClusterMassCertificate, SubspaceCertificate
-from .checks import finite_nonnegative
-from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
-from .norms import row_l1
+from .certificates import ClusterMassCertificate, SubspaceCertificate, frobenius_budget
+from .checks import eps_value, real_matrix
+from .lower import (
+    cluster_mass_lower_bound,
+    frobenius_tail_lower_bound,
+    norm_lower_bound,
+)
 from .upper import nested_family_search, randomized_family, svd_upper_bound
 
-__all__ = ["RankBracket", "rank_bracket", "rank_brackets", "DENSE_LIMIT"]
+__all__ = ["DENSE_LIMIT", "RankBracket", "rank_bracket", "rank_brackets"]
 
 #: matrices with ``min(n, m)`` up to this size use one dense SVD; larger ones the randomized path
 DENSE_LIMIT = 1024
@@ -72,8 +75,14 @@ class RankBracket:
         return self.upper / self.lower
 
     def verify(self, A, eps: float | None = None) -> bool:
-        """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``."""
-        eps = self.eps if eps is None else float(eps)
+        """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
+
+        ``eps=None`` uses the stored ``self.eps``. ``A`` must be a finite real matrix and the
+        level a finite real number ``>= 0`` (else ``TypeError`` / ``ValueError``); malformed
+        certificate data give ``False``.
+        """
+        eps = eps_value(self.eps if eps is None else eps)
+        A = real_matrix("A", A)
         return bool(
             self.lower <= self.upper
             and self.lower_certificate.verify(A, eps)
@@ -153,12 +162,10 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
     list of RankBracket
         In the order of ``eps_values``.
     """
-    A = np.asarray(A, dtype=np.float64)
-    if A.ndim != 2:
-        raise ValueError(f"A must be a 2-D matrix, got shape {A.shape}")
-    if not np.isfinite(A).all():
-        raise ValueError("A must be finite")
-    eps_list = [finite_nonnegative("eps", e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64))]
+    A = real_matrix("A", A)
+    if np.ndim(eps_values) == 0:
+        eps_values = [eps_values]
+    eps_list = [eps_value(e) for e in eps_values]
     if method not in ("auto", "dense", "randomized"):
         raise ValueError(f"method must be 'auto', 'dense' or 'randomized', got {method!r}")
     n, m = A.shape
@@ -167,7 +174,7 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
     out: dict[int, RankBracket] = {}
     svd = None  # dense path: (U, S, Vt)
     family = None  # randomized path: (US, Vt, source) meeting the smallest eps handled so far
-    sub_sigma = None  # randomized path: exact singular values of the row submatrix
+    sub_svd = None  # randomized path: thin SVD of the row submatrix
     rows = None
     for idx in sorted(range(len(eps_list)), key=lambda i: eps_list[i]):
         eps = eps_list[idx]
@@ -180,19 +187,19 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
         if method == "dense":
             if svd is None:
                 svd = np.linalg.svd(A, full_matrices=False)
-            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, sigma=svd[1]), norm)
+            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, svd=svd), norm)
             upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
         else:
             if rows is None:
                 rows = np.unique(np.linspace(0, n - 1, min(n, FROBENIUS_ROWS)).round().astype(np.int64))
                 rows = None if rows.size == n else rows
-            if sub_sigma is None:
+            if sub_svd is None:
                 S = A if rows is None else A[rows]
-                if float(np.einsum("ij,ij->", S, S)) > S.shape[0] * eps ** 2:
-                    # the Frobenius mass exceeds the budget: the exact spectrum is needed (kept for
-                    # the larger eps that follow). Exact singular values only, never Ritz values.
-                    sub_sigma = np.linalg.svd(S, compute_uv=False)
-            frob = frobenius_tail_lower_bound(A, eps, sigma=sub_sigma, rows=rows)
+                if float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
+                    # the Frobenius mass exceeds the budget: the spectrum is needed (kept for the
+                    # larger eps that follow). A full SVD of S, never a randomized approximation.
+                    sub_svd = np.linalg.svd(S, full_matrices=False)
+            frob = frobenius_tail_lower_bound(A, eps, svd=sub_svd, rows=rows)
             lower = _best(cluster, frob, norm)
             upper = None
             if family is not None:

@@ -1,14 +1,193 @@
-"""Argument checks shared by the package's public functions."""
+r"""Argument checks shared by the package's public functions and every certificate verifier.
+
+A certificate's ``verify(A, eps)`` is an adversary's target (the book's
+:ref:`prop-certificate-chain`): it must never return ``True`` for stored data that does not
+describe the certificate it claims to be. The helpers below are the one place where that data is
+parsed; a new certificate kind should use them rather than ``np.asarray`` directly:
+
+* :func:`real_matrix` / :func:`real_array` — the matrix ``A`` and any stored float data
+  (factors, coordinates, weights): real (complex is a ``TypeError``, never a cast), of the
+  expected dimension, finite unless told otherwise.
+* :func:`eps_value` and :func:`finite_nonnegative` — scalars such as ``eps`` and ``beta``:
+  a real number (``None``, ``bool``, complex and strings are refused), not NaN, ``>= 0``, finite.
+* :func:`index_array` — stored row / column indices: integer dtype (booleans and floats such as
+  ``1.0`` are refused), one-dimensional, within ``[0, size)`` with no negative wrap-around, no
+  repeats.
+* :func:`count_value` — a stored rank, degree or count: a Python / numpy integer, not a bool.
+* :func:`log_weights` — key log-weights: one-dimensional of length ``m``, no NaN or ``+inf``.
+* :func:`gamma` — Higham's :math:`\gamma_k`, the relative error bound of a k-term float64 sum or
+  inner product, for rounding margins.
+
+Each raises ``ValueError`` (``TypeError`` for a value of the wrong type) with a message naming
+the argument and what is allowed. A verifier that meets bad *stored* data turns that into
+``False`` via :func:`parse_stored`; bad *arguments* (``A``, ``eps``) are raised to the caller.
+"""
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
-__all__ = ["finite_nonnegative"]
+__all__ = [
+    "UNIT_ROUNDOFF",
+    "count_value",
+    "eps_value",
+    "finite_nonnegative",
+    "gamma",
+    "index_array",
+    "log_weights",
+    "parse_stored",
+    "real_array",
+    "real_matrix",
+]
+
+#: unit roundoff of float64, :math:`u = 2^{-53}`
+UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+
+
+def gamma(k: int) -> float:
+    r"""Higham's :math:`\gamma_k = k u / (1 - k u)`: relative error bound of a k-term float64 sum.
+
+    For any summation order, :math:`|\mathrm{fl}(\sum_i x_i) - \sum_i x_i| \le \gamma_{k-1}
+    \sum_i |x_i|`, and an inner product of length ``k`` is within :math:`\gamma_k |x|^T|y|`
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eqs. (3.4)–(3.5)),
+    barring underflow. The returned float is rounded up by a relative ``1e-12`` so that its own
+    evaluation cannot make it too small.
+    """
+    ku = k * UNIT_ROUNDOFF
+    if not ku < 0.5:
+        raise ValueError(f"gamma({k}) is undefined: k u must stay below 1/2")
+    return ku / (1.0 - ku) * (1.0 + 1e-12)
+
+
+def _real_number(name: str, value) -> float:
+    if value is None:
+        raise TypeError(f"{name} must be a real number, got None")
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got the boolean {value!r}")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{name} must be a real number, got the complex {value!r}")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise TypeError(f"{name} must be a real number, got an array of shape {value.shape}")
+        return _real_number(name, value[()])
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return float(value)
 
 
 def finite_nonnegative(name: str, value) -> float:
-    """``float(value)`` if it is finite and ``>= 0``; else a ``ValueError`` naming ``name``."""
-    value = float(value)
+    """``float(value)`` if it is a real number, finite and ``>= 0``.
+
+    ``None``, booleans, complex numbers, strings and arrays are a ``TypeError``; NaN, infinities
+    and negative numbers a ``ValueError``; both name ``name``.
+    """
+    value = _real_number(name, value)
     if not (np.isfinite(value) and value >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
     return value
+
+
+def eps_value(eps) -> float:
+    """The error level ``eps`` checked by :func:`finite_nonnegative`."""
+    return finite_nonnegative("eps", eps)
+
+
+def real_array(name: str, X, ndim: int | None = None, finite: bool = True) -> np.ndarray:
+    """``X`` as a float64 array, refusing complex / non-numeric data and (by default) NaN or inf.
+
+    Parameters
+    ----------
+    name : str
+        Used in the messages.
+    X : array_like
+    ndim : int, optional
+        Required number of dimensions.
+    finite : bool
+        Refuse NaN and infinities (``True``) or only NaN (``False``).
+
+    Raises
+    ------
+    TypeError
+        Complex, boolean-free object or string data (complex data is never cast to real).
+    ValueError
+        Wrong dimension, NaN or (with ``finite``) infinite entries.
+    """
+    arr = np.asarray(X)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real; got complex data (dtype {arr.dtype}). "
+                        "Pass the real part explicitly if that is what you mean")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if finite and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if not finite and np.isnan(arr).any():
+        raise ValueError(f"{name} must not contain NaN")
+    return arr
+
+
+def real_matrix(name: str, A) -> np.ndarray:
+    """``A`` as a finite real float64 matrix (2-D), see :func:`real_array`."""
+    return real_array(name, A, ndim=2)
+
+
+def index_array(name: str, idx, size: int, unique: bool = True) -> np.ndarray:
+    """Stored indices into an axis of length ``size`` as an int64 vector.
+
+    Refused (``ValueError``): boolean or non-integer dtype (``[0.0, 1.0]`` included), more than
+    one dimension, negative indices (no wrap-around), indices ``>= size`` and, with ``unique``,
+    repeats. An empty sequence gives an empty vector.
+    """
+    arr = np.asarray(idx)
+    if arr.size == 0:
+        if arr.ndim > 1:
+            raise ValueError(f"{name} must be a 1-D sequence of indices, got shape {arr.shape}")
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integer indices, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of indices, got shape {arr.shape}")
+    if arr.min() < 0 or arr.max() >= size:
+        raise ValueError(f"{name} must lie in [0, {size}), got values from {arr.min()} to {arr.max()}")
+    arr = arr.astype(np.int64)
+    if unique and np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must not repeat an index")
+    return arr
+
+
+def count_value(name: str, value, minimum: int = 0) -> int:
+    """A stored rank / degree / count: an integer (not a bool, not ``2.0``) ``>= minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def log_weights(lw, m: int) -> np.ndarray:
+    """Key log-weights as a float64 vector of length ``m`` (entries ``< +inf``, not NaN).
+
+    ``-inf`` (a key of weight zero) is allowed. A 2-D array is refused, never flattened.
+    """
+    w = real_array("log_weights", lw, finite=False)
+    if w.ndim != 1 or w.shape[0] != m:
+        raise ValueError(f"log_weights must be 1-D of length m = {m} (one per key), got shape {w.shape}")
+    if np.isposinf(w).any():
+        raise ValueError("log_weights must not contain +inf")
+    return w
+
+
+def parse_stored(parse, *args):
+    """``parse(*args)`` (a parser of a certificate's stored data), or ``None`` if it raises.
+
+    ``ValueError``, ``TypeError``, ``IndexError`` and ``OverflowError`` mean the stored data do
+    not describe a valid certificate: the verifier then answers ``False``, never ``True``.
+    """
+    try:
+        return parse(*args)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None

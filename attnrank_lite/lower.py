@@ -1,9 +1,17 @@
-"""Searches that produce lower certificates (SPEC §2)."""
+"""Searches that produce lower certificates (the book's :ref:`prop-certificate-chain`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, NormCertificate, gamma
+from .certificates import (
+    ClusterMassCertificate,
+    FrobeniusTailCertificate,
+    NormCertificate,
+    frobenius_budget,
+    frobenius_tail_bounds,
+)
+from .checks import eps_value, gamma, index_array, real_matrix
+from .norms import row_l1_blockwise
 
 __all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
 
@@ -65,7 +73,7 @@ def _largest_free_group(a: np.ndarray, used: np.ndarray, thr: float, top: int = 
 
 
 def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCertificate:
-    r"""Greedy cluster-mass certificate for a non-negative matrix.
+    r"""Greedy cluster-mass certificate (:ref:`prop-cluster-mass`) for a non-negative matrix.
 
     A row of (non-negative) mass :math:`s_i` that puts more than :math:`(s_i+\varepsilon)/2`
     on a private key group satisfies the cluster-mass condition whatever the other groups are.
@@ -86,7 +94,8 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     ClusterMassCertificate
         Verified on ``A`` (rows failing the exact check are dropped).
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
     n, m = A.shape
     if eps >= 1 or n == 0 or m == 0 or (A < 0).any():
         return ClusterMassCertificate()
@@ -123,7 +132,7 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     cert = ClusterMassCertificate(rows=rows, groups=groups)
     # exact check; dropping a failing row only lowers the others' off-diagonal mass
     while cert.rank and not cert.verify(A, eps):
-        bad = cert.defects(A) >= 1 - eps - 4 * gamma(m + 2) * (np.abs(A[cert.rows]).sum(axis=1) + 1)
+        bad = cert.defects(A) >= 1 - eps - cert.margins(A)
         if not bad.any():
             bad[np.argmax(cert.defects(A))] = True
         keep = ~bad
@@ -134,50 +143,45 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     return cert
 
 
-def frobenius_tail_lower_bound(A, eps: float, sigma=None, rows=None, cols=None) -> FrobeniusTailCertificate:
-    r"""Frobenius-tail certificate from the exact singular values of ``A[rows][:, cols]``.
+def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None) -> FrobeniusTailCertificate:
+    r"""Frobenius-tail certificate (:ref:`prop-frobenius-tail`) for ``S = A[rows][:, cols]``.
 
-    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l^2 \le |S|\varepsilon^2\}
+    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l(S)^2 \le |S|\varepsilon^2\}
+
+    The tails are the proven lower bounds of
+    :func:`attnrank_lite.certificates.frobenius_tail_bounds` (the same computation ``verify``
+    runs), so the claimed rank verifies.
 
     Parameters
     ----------
     A : ndarray, shape (n, m)
     eps : float
-    sigma : ndarray, optional
-        Exact singular values of the submatrix if already computed (e.g. from a dense SVD).
-        Never pass Ritz values from a randomized subspace: they underestimate the spectrum.
+    svd : tuple ``(U, s, Vt)``, optional
+        Thin SVD of the submatrix if already computed (e.g. the dense SVD of ``A``). Never pass
+        a randomized (Ritz) approximation: it would be checked, but would certify little.
     rows, cols : array_like of int, optional
-        Submatrix (``None`` = all).
+        Submatrix (``None`` = all), distinct indices.
     """
-    A = np.asarray(A, dtype=np.float64)
-    S = A if rows is None else A[np.asarray(rows)]
-    S = S if cols is None else S[:, np.asarray(cols)]
-    fro2 = float(np.einsum("ij,ij->", S, S))
-    budget = S.shape[0] * eps ** 2 + 1e-10 * fro2 * 2  # conservative: claim less than found
-    if sigma is None and fro2 <= budget:
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    rows = None if rows is None else index_array("rows", rows, A.shape[0])
+    cols = None if cols is None else index_array("cols", cols, A.shape[1])
+    S = A if rows is None else A[rows]
+    S = S if cols is None else S[:, cols]
+    budget = frobenius_budget(S.shape[0], eps)
+    if svd is None and float(np.einsum("ij,ij->", S, S)) <= budget:
         # the whole Frobenius mass (= the tail after k = 0) already fits: no SVD needed
         return FrobeniusTailCertificate(rank=0)
-    if sigma is None:
-        sigma = np.linalg.svd(S, compute_uv=False)
-    sigma = np.asarray(sigma, dtype=np.float64)
-    if sigma.size and not sigma[0] >= 0:
-        raise ValueError("sigma must hold singular values (non-negative)")
-    sq = sigma ** 2
-    tails = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])  # tails[k] = sum_{l>k} sigma_l^2
-    k = int(np.argmax(tails <= budget))
-    return FrobeniusTailCertificate(
-        rank=k,
-        rows=None if rows is None else np.asarray(rows, dtype=np.int64),
-        cols=None if cols is None else np.asarray(cols, dtype=np.int64),
-    )
+    t = frobenius_tail_bounds(S, svd=svd)
+    k = int(np.argmax(t <= budget))  # t[-1] <= 0 <= budget: always found
+    return FrobeniusTailCertificate(rank=k, rows=rows, cols=cols)
 
 
 def norm_lower_bound(A, eps: float) -> NormCertificate:
     """``rank_eps(A) >= 1`` when some row has l1 mass above ``eps`` (else a rank-0 certificate)."""
-    A = np.asarray(A, dtype=np.float64)
+    A = real_matrix("A", A)
     if A.size == 0:
         return NormCertificate(rank=0)
-    s = np.abs(A).sum(axis=1)
-    i = int(s.argmax())
+    i = int(row_l1_blockwise(A).argmax())
     cert = NormCertificate(rank=1, row=i)
     return cert if cert.verify(A, eps) else NormCertificate(rank=0)

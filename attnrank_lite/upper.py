@@ -1,4 +1,4 @@
-"""Searches that produce upper (subspace) certificates (SPEC §2)."""
+"""Searches that produce upper (subspace) certificates (the book's :ref:`prop-certificate-chain`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,11 +7,11 @@ from .certificates import SubspaceCertificate
 from .norms import row_l1_blockwise
 
 __all__ = [
-    "nested_family_search",
-    "svd_upper_bound",
-    "randomized_upper_bound",
-    "randomized_family",
     "exact_factorisation",
+    "nested_family_search",
+    "randomized_family",
+    "randomized_upper_bound",
+    "svd_upper_bound",
 ]
 
 
@@ -89,7 +89,7 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
 
 def _range_finder(A: np.ndarray, l: int, power_iters: int, rng) -> np.ndarray:
     """Orthonormal basis (m x l) approximating the top right-singular subspace of A."""
-    n, m = A.shape
+    n = A.shape[0]
     G = rng.standard_normal((n, l))
     Y = A.T @ G
     Q, _ = np.linalg.qr(Y)
