@@ -360,3 +360,96 @@ def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertific
         g = np.asarray(tree.query_ball_point(X[i], R * (1 - 1e-12)), dtype=np.int64)
         groups.append(sorted(g.tolist()))
     return ClusterMassCertificate(rows=rows, groups=groups)
+
+
+def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
+                      harmonic_degree=None):
+    r"""The degrees of ``thm-sphere-upper`` on a point set, against what is needed.
+
+    Per (beta, eps): the smallest normaliser share :math:`\mu_\min`; the proof's degree in
+    closed form (``L_closed``, :func:`proven_degree` with :math:`\delta=\varepsilon\mu_\min`)
+    and with the exact Chebyshev tail (``L_tail``: least L with tail
+    :math:`\le\varepsilon\mu_\min`); the least degree at which the proof's matrix
+    :math:`B_L` actually has error ``<= eps`` (``L_construction``, -1 if none up to
+    ``L_max``); and, if ``harmonic_degree(beta, eps)`` is given, the degree of the
+    harmonic certificate (``L_harmonic``). Each ``N_*`` column is :math:`N(d,\le L)`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import pandas as pd
+
+    from .spectra import harmonic_count
+
+    X = _points(X)
+    d = X.shape[1]
+    rows = []
+    for beta in betas:
+        mu = float(normaliser_shares(X, beta).min())
+        Ls = {e: (proven_degree(beta, e * mu),
+                  _least(lambda L, e=e, b=beta, m=mu:
+                         chebyshev_tail(b, L) <= e * m))
+              for e in eps_values}
+        top = max(t for _, t in Ls.values()) if L_max is None else L_max
+        errs = chebyshev_construction_errors(X, beta, top)
+        for e in eps_values:
+            ok = np.flatnonzero(errs <= e)
+            Lc = int(ok[0]) if ok.size else -1
+            row = {"beta": float(beta), "eps": float(e), "n": X.shape[0],
+                   "mu_min": mu, "L_closed": Ls[e][0], "L_tail": Ls[e][1],
+                   "L_construction": Lc}
+            if harmonic_degree is not None:
+                row["L_harmonic"] = int(harmonic_degree(beta, e))
+            for k in [c for c in row if c.startswith("L_")]:
+                row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _least(pred, start: int = 0, limit: int = 100_000) -> int:
+    L = start
+    while not pred(L):
+        L += 1
+        if L > limit:
+            raise ValueError(f"no degree up to {limit} satisfies the condition")
+    return L
+
+
+def lower_proof_table(X, betas, eps_values, A_of=None):
+    r"""``thm-sphere-lower`` on a point set: its constants, its count and its certificate.
+
+    Per (beta, eps), with :math:`\tau=\sqrt{d-1}` and the largest admissible scale
+    :math:`h=\tau/\sqrt\beta`: the measured regularity constants :math:`\kappa, K` on
+    :math:`[h, 2]`, the cap factor :math:`\sigma`, the proven count
+    :math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the size of the proof's
+    cap-packing certificate and whether it verifies on :math:`A` (``A_of(beta)``, default
+    the dense spherical attention matrix), with its smallest diagonal mass.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import pandas as pd
+
+    from .attention import softmax_attention
+
+    X = _points(X)
+    n, d = X.shape
+    tau = math.sqrt(d - 1)
+    rows = []
+    for beta in betas:
+        h = min(2.0, tau / math.sqrt(beta))
+        kappa, K = regularity_constants(X, h)
+        A = softmax_attention(X, X, beta) if A_of is None else A_of(beta)
+        for e in eps_values:
+            sigma = cap_radius_factor(d, e, K / kappa, tau)
+            cert = cap_packing_certificate(X, beta, sigma)
+            M = np.diag(cert.mass_matrix(A))
+            rows.append({"beta": float(beta), "eps": float(e), "n": n, "h": h,
+                         "kappa": kappa, "K": K, "sigma": sigma,
+                         "proven": proven_lower_count(beta, d, K, sigma),
+                         "construction": cert.rank,
+                         "min_diag_mass": float(M.min()) if M.size else np.nan,
+                         "verified": bool(cert.verify(A, e))})
+    return pd.DataFrame(rows)

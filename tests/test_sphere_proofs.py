@@ -147,3 +147,17 @@ def test_bad_inputs():
         P.normaliser_shares(2 * fibonacci_sphere(10), 1.0)
     with pytest.raises(ValueError, match="h"):
         P.regularity_constants(fibonacci_sphere(10), 0.0)
+
+
+def test_proof_tables_small():
+    X = fibonacci_sphere(500)
+    up = P.upper_proof_table(X, [8.0, 24.0], [0.1, 0.3],
+                             harmonic_degree=lambda b, e: 3)
+    # the proof's degrees are sufficient, so never below what the construction needs
+    assert (up.L_closed >= up.L_tail).all()
+    assert (up.L_tail >= up.L_construction).all()
+    assert (up.L_construction >= 0).all() and (up.N_harmonic == 16).all()
+    lo = P.lower_proof_table(X, [8.0, 24.0], [0.1, 0.3])
+    assert lo.verified.all()
+    assert (lo.construction >= lo.proven).all()
+    assert (lo.min_diag_mass > (1 + lo.eps) / 2).all()

@@ -1,0 +1,57 @@
+"""Tables of chapter 2: law constants and configuration comparisons, on hand-made brackets."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnrank_lite.law_tables import (
+    compare_configurations,
+    comparison_summary,
+    constant_brackets,
+    constants_summary,
+)
+
+
+def _brackets():
+    return pd.DataFrame({
+        "configuration": ["well-spread"] * 2 + ["random"] * 2 + ["clustered"] * 2,
+        "beta": [8.0, 16.0] * 3, "eps": [0.25] * 6, "n": [100] * 6,
+        "lower": [10, 20, 25, 12, 2, 3], "upper": [15, 30, 40, 35, 9, 30]})
+
+
+def test_comparison_outcomes_by_hand():
+    cmp = compare_configurations(_brackets())
+    got = dict(zip(zip(cmp.configuration, cmp.beta), cmp.outcome))
+    # random beta=8: lower 25 > well-spread upper 15 -> certified above
+    assert got[("random", 8.0)] == "certified above"
+    # random beta=16: [12, 35] vs [20, 30] overlap
+    assert got[("random", 16.0)] == "overlapping"
+    # clustered beta=8: upper 9 <= well-spread lower 10
+    assert got[("clustered", 8.0)] == "certified below"
+    assert got[("clustered", 16.0)] == "overlapping"
+    assert cmp.upper_above_ref_upper.tolist() == [True, True, False, False]
+    s = comparison_summary(cmp).set_index("configuration")
+    assert s.loc["random"].tolist() == [0, 1, 1]
+    assert s.loc["clustered"].tolist() == [1, 1, 0]
+
+
+def test_comparison_needs_reference():
+    df = _brackets()
+    with pytest.raises(ValueError, match="reference"):
+        compare_configurations(df[df.configuration != "well-spread"])
+    with pytest.raises(ValueError, match="every"):
+        compare_configurations(df[~((df.configuration == "well-spread")
+                                    & (df.beta == 8.0))])
+
+
+def test_constant_brackets_scale():
+    df = _brackets()[:2]
+    c = constant_brackets(df, 3)
+    assert np.allclose(c.c_lower, [10 / 9, 20 / 17])
+    assert np.allclose(c.c_upper, [15 / 9, 30 / 17])
+    c2 = constant_brackets(df, 2)
+    assert np.allclose(c2.c_upper, [15 / 3, 30 / np.sqrt(17)])
+    s = constants_summary([c, c2]).set_index("d")
+    assert np.isclose(s.loc[3, "c_lower_min"], 10 / 9)
+    assert np.isclose(s.loc[3, "c_upper_max"], 30 / 17)
+    with pytest.raises(ValueError, match="lacks"):
+        constant_brackets(df.drop(columns="n"), 3)
