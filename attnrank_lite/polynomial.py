@@ -25,9 +25,21 @@ from math import comb
 
 import numpy as np
 
-from .attention import query_key_pair, row_softmax
+from .attention import (
+    logit_rounding_bound,
+    query_key_pair,
+    row_softmax,
+)
 from .certificates import gamma
-from .checks import finite_nonnegative
+from .checks import (
+    UNIT_ROUNDOFF,
+    count_value,
+    eps_value,
+    finite_nonnegative,
+    parse_stored,
+    real_matrix,
+)
+from .checks import log_weights as _check_log_weights
 
 __all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
            "polynomial_matrix", "polynomial_sweep"]
@@ -143,8 +155,6 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
     r = Qv.shape[1]
     err = np.empty(n)
     margin = np.zeros(n)
-    kmax = float(np.linalg.norm(Kv, axis=1).max()) if m else 0.0
-    qn = np.linalg.norm(Qv, axis=1)
     k2 = np.arange(D + 1, dtype=np.float64) ** 2
     gam_eval = gamma(4 * (D + 1) ** 2 + 2 * r + 16)
     gam_sum = gamma(m + r + 8)
@@ -160,16 +170,69 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
             E = np.abs(Ablk - B).sum(axis=1)
         err[sl] = np.where(np.isfinite(E), E, np.inf)
         if with_margin:
-            S = np.abs(c).sum(axis=1)  # bound on |p| on [-1, 1]
-            S1 = (np.abs(c) * k2[None, :]).sum(axis=1)  # bound on |p'| on [-1, 1]
-            dl = gamma(r + 2) * beta * qn[sl] * kmax  # rounding of a logit
-            du = np.where(half > 0, dl / np.where(half > 0, half, 1.0), 0.0)
-            with np.errstate(over="ignore", invalid="ignore"):
-                gs = g.sum(axis=1)
-                margin[sl] = (gs * (gam_eval * (S + 1.0) + S1 * du)
-                              + gam_sum * (np.abs(Ablk).sum(axis=1) + np.abs(B).sum(axis=1)))
+            margin[sl] = _rounding_margin(Qv[sl], Kv, beta, lw, ell, half, g, c, Ablk, B,
+                                          k2, gam_eval, gam_sum)
     margin = np.where(np.isfinite(margin), margin, np.inf)
     return err, margin
+
+
+def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, gam_sum):
+    r"""Proven bound, per row, on the rounding in the computed error of the polynomial certificate.
+
+    The certificate's matrix is defined from the stored floats with exact arithmetic:
+    :math:`B^*_{ij} = e^{a_{ij}} P_i(u^*_{ij})`, where :math:`a_{ij} = \tilde\lambda_j -
+    \log\tilde Z_i` uses the *computed* shifted log-weight :math:`\tilde\lambda_j` and log
+    normaliser :math:`\log\tilde Z_i` (a column factor times a row factor, so the rank bound
+    :math:`\binom{r+D}{D}` holds whatever they are), :math:`P_i` is the Chebyshev series with the
+    computed coefficients and :math:`u^*_{ij} = (\beta\langle q_i,k_j\rangle - \mathrm{mid}_i)
+    / \mathrm{half}_i` uses the exact logit. The computed entry :math:`g_{ij}p_{ij}` differs by:
+
+    * the exponent argument: :math:`\mathrm{fl}(a_{ij})` is one rounding of a difference, off
+      by at most :math:`u|a_{ij}|`, and ``exp`` adds a few ulp, so :math:`g_{ij}` has relative
+      error :math:`\eta_{ij} \le \mathrm{expm1}(2u(|\log g_{ij}| + 1)) + 8u` — large
+      log-weights or log-normalisers (large :math:`|a_{ij}|`) amplify it; an entry with
+      :math:`g_{ij}` below the smallest normal number has absolute error below
+      :math:`2^{-1021}`;
+    * the polynomial argument: the computed logit is within :math:`\Delta_{ij}`
+      (:func:`attnrank_lite.attention.logit_rounding_bound`) of the exact one, the shift by
+      :math:`\mathrm{mid}_i` and the division add :math:`u|\ell_{ij} - \mathrm{mid}_i|` and
+      :math:`u|u_{ij}|`, so :math:`|u_{ij} - u^*_{ij}| \le \delta_{ij} :=
+      (\Delta_{ij} + 2u|\ell_{ij} - \mathrm{mid}_i|)/\mathrm{half}_i + 2u` (clipping to
+      [-1, 1] only moves toward :math:`u^*`); on :math:`[-1-\delta, 1+\delta]`,
+      :math:`|T_k'| \le k^2 e^{(k-1)\operatorname{arccosh}(1+\delta)} \le k^2
+      e^{D\sqrt{2\delta+\delta^2}}`, so :math:`|P_i(u) - P_i(u^*)| \le S'_i\,\delta_{ij}`
+      with :math:`S'_i = e^{D\sqrt{2\delta_i+\delta_i^2}}\sum_k k^2|c_{ik}|`;
+    * the Clenshaw evaluation: :math:`\gamma_{4(D+1)^2+2r+16}(S_i + 1)` with
+      :math:`S_i = \sum_k |c_{ik}| \ge \max_{[-1,1]}|P_i|`; the product :math:`g p`: ``u``;
+    * the row sum of :math:`|A - B|`: :math:`\gamma_{m+r+8}(\sum_j|A_{ij}| + \sum_j|B_{ij}|)`.
+
+    Summed over the row, with a relative ``1e-10`` for the evaluation of the bound itself.
+    Dead keys (weight zero, :math:`g_{ij} = 0` exactly) contribute nothing.
+    """
+    u = UNIT_ROUNDOFF
+    D = c.shape[1] - 1
+    live = np.isfinite(lw)
+    tiny = float(np.finfo(np.float64).tiny)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        S = np.abs(c).sum(axis=1)  # bound on |P_i| on [-1, 1]
+        S1 = (np.abs(c) * k2[None, :]).sum(axis=1)  # bound on |P_i'| on [-1, 1]
+        ell_live = np.where(live[None, :], ell, np.nan)
+        mid = (np.nanmax(ell_live, axis=1) + np.nanmin(ell_live, axis=1)) / 2.0
+        Delta = logit_rounding_bound(Qs, Kv, beta)
+        safe = np.where(half > 0, half, 1.0)
+        du = np.where(half[:, None] > 0,
+                      (Delta + 2 * u * np.abs(ell - mid[:, None])) / safe[:, None] + 2 * u, 0.0)
+        du = np.where(live[None, :], du, 0.0)
+        dmax = du.max(axis=1)
+        S1x = S1 * np.exp(D * np.sqrt(2 * dmax + dmax * dmax))
+        normal = g >= tiny
+        eta = np.where(normal, np.expm1(2 * u * (np.abs(np.log(np.where(normal, g, 1.0))) + 1.0)) + 8 * u, 0.0)
+        gb = np.where(normal, g * (1 + eta), 2 * tiny)  # upper bound on the exact e^{a_ij}
+        per_entry = (gb * (gam_eval * (S[:, None] + 1.0) + S1x[:, None] * du)
+                     + (g * (eta + u) + np.where(normal, 0.0, 2 * tiny)) * S[:, None])
+        margin = (per_entry.sum(axis=1)
+                  + gam_sum * (np.abs(Ablk).sum(axis=1) + np.abs(B).sum(axis=1))) * (1 + 1e-10)
+    return margin
 
 
 @dataclass
@@ -215,22 +278,37 @@ class PolynomialCertificate:
         return polynomial_matrix(self.Qv, self.Kv, self.beta, self.degree, self.log_weights)
 
     def verify(self, A, eps: float) -> bool:
-        """Recompute ``B`` from the stored data and check ``||A - B|| <= eps`` with a rounding margin,
-        and that ``count`` is the monomial count of ``(dim, degree)``."""
-        try:
-            Qv, Kv, beta, lw = _prepare(self.Qv, self.Kv, self.beta, self.log_weights)
-        except ValueError:
+        """Recompute ``B`` from the stored data and check ``||A - B|| <= eps`` with the proven
+        rounding margin of :func:`_rounding_margin`, and that ``count`` is the monomial count of
+        ``(dim, degree)``.
+
+        ``A`` must be a finite real matrix and ``eps`` a finite real ``>= 0`` (else
+        ``TypeError`` / ``ValueError``); malformed stored data (complex or non-finite
+        coordinates, 2-D log-weights, a non-integer or boolean degree or count, shapes that do not
+        fit ``A``) give ``False``.
+        """
+        A = real_matrix("A", A)
+        eps = eps_value(eps)
+
+        def parse():
+            if self.log_weights is not None:
+                _check_log_weights(self.log_weights, np.shape(self.Kv)[0])
+            parsed = _prepare(self.Qv, self.Kv, self.beta, self.log_weights)
+            D = count_value("degree", self.degree)
+            if count_value("count", self.count) != monomial_count(parsed[0].shape[1], D):
+                raise ValueError("count is not the monomial count of (dim, degree)")
+            return (*parsed, D)
+
+        parsed = parse_stored(parse)
+        if parsed is None:
             return False
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim != 2 or A.shape != (Qv.shape[0], Kv.shape[0]) or not np.isfinite(A).all():
-            return False
-        D = int(self.degree)
-        if D < 0 or D != self.degree or int(self.count) != monomial_count(Qv.shape[1], D):
+        Qv, Kv, beta, lw, D = parsed
+        if A.shape != (Qv.shape[0], Kv.shape[0]):
             return False
         if A.shape[0] == 0:
             return True
         err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
-        return bool(np.all(err + margin <= float(eps)))
+        return bool(np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps))
 
     def as_dict(self) -> dict:
         return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
