@@ -127,3 +127,29 @@ def comparison_summary(cmp: pd.DataFrame) -> pd.DataFrame:
     t = t[list(OUTCOMES)]
     t.columns.name = None
     return t.reset_index()
+
+
+def slope_checks(slopes: pd.DataFrame) -> pd.DataFrame:
+    r"""Add ``reference_in_ci`` (ci_low <= reference <= ci_high) to a slope table.
+
+    Parameters
+    ----------
+    slopes : pandas.DataFrame
+        Output of :func:`attnrank_lite.sweeps.slope_table` with ``reference``.
+    """
+    _need(slopes, ["slope", "ci_low", "ci_high", "reference"])
+    out = slopes.copy()
+    out["reference_in_ci"] = ((out["ci_low"] <= out["reference"])
+                              & (out["reference"] <= out["ci_high"]))
+    return out
+
+
+def slope_text(slopes: pd.DataFrame) -> str:
+    """One phrase per (eps, end): ``"eps 0.1: lower 0.50 [0.47, 0.53], upper ..."``."""
+    _need(slopes, ["eps", "end", "slope", "ci_low", "ci_high"])
+    parts = []
+    for eps, g in slopes.groupby("eps"):
+        ends = ", ".join(f"{r.end} {r.slope:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                         for r in g.itertuples())
+        parts.append(f"ε = {eps:g}: {ends}")
+    return "; ".join(parts)

@@ -363,7 +363,7 @@ def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertific
 
 
 def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
-                      harmonic_degree=None):
+                      harmonic: bool = False):
     r"""The degrees of ``thm-sphere-upper`` on a point set, against what is needed.
 
     Per (beta, eps): the smallest normaliser share :math:`\mu_\min`; the proof's degree in
@@ -371,8 +371,9 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
     and with the exact Chebyshev tail (``L_tail``: least L with tail
     :math:`\le\varepsilon\mu_\min`); the least degree at which the proof's matrix
     :math:`B_L` actually has error ``<= eps`` (``L_construction``, -1 if none up to
-    ``L_max``); and, if ``harmonic_degree(beta, eps)`` is given, the degree of the
-    harmonic certificate (``L_harmonic``). Each ``N_*`` column is :math:`N(d,\le L)`.
+    ``L_max``); and, with ``harmonic=True``, the degree of the harmonic upper certificate
+    found by :func:`attnrank_lite.harmonic.harmonic_upper_bound` on the materialised
+    :math:`A` (``L_harmonic``, -1 if none). Each ``N_*`` column is :math:`N(d,\le L)`.
 
     Returns
     -------
@@ -384,9 +385,14 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
 
     X = _points(X)
     d = X.shape[1]
+    if harmonic:
+        from .attention import softmax_attention
+        from .harmonic import HarmonicBasis, harmonic_upper_bound
+        basis = HarmonicBasis(X)
     rows = []
     for beta in betas:
         mu = float(normaliser_shares(X, beta).min())
+        A = softmax_attention(X, X, beta) if harmonic else None
         Ls = {e: (proven_degree(beta, e * mu),
                   _least(lambda L, e=e, b=beta, m=mu:
                          chebyshev_tail(b, L) <= e * m))
@@ -399,11 +405,13 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
             row = {"beta": float(beta), "eps": float(e), "n": X.shape[0],
                    "mu_min": mu, "L_closed": Ls[e][0], "L_tail": Ls[e][1],
                    "L_construction": Lc}
-            if harmonic_degree is not None:
-                row["L_harmonic"] = int(harmonic_degree(beta, e))
+            if harmonic:
+                cert = harmonic_upper_bound(A, X, e, basis=basis)
+                row["L_harmonic"] = -1 if cert is None else int(cert.degree)
             for k in [c for c in row if c.startswith("L_")]:
                 row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
             rows.append(row)
+        del A
     return pd.DataFrame(rows)
 
 

@@ -55,3 +55,14 @@ def test_constant_brackets_scale():
     assert np.isclose(s.loc[3, "c_upper_max"], 30 / 17)
     with pytest.raises(ValueError, match="lacks"):
         constant_brackets(df.drop(columns="n"), 3)
+
+
+def test_slope_checks_and_text():
+    from attnrank_lite.law_tables import slope_checks, slope_text
+    s = pd.DataFrame({"eps": [0.1, 0.1], "end": ["lower", "upper"],
+                      "slope": [0.9, 1.3], "ci_low": [0.8, 1.1],
+                      "ci_high": [1.05, 1.5], "reference": [1.0, 1.0]})
+    c = slope_checks(s)
+    assert c.reference_in_ci.tolist() == [True, False]
+    assert slope_text(s) == ("ε = 0.1: lower 0.90 [0.80, 1.05], "
+                             "upper 1.30 [1.10, 1.50]")
