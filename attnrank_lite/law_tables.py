@@ -56,23 +56,32 @@ def constant_brackets(df: pd.DataFrame, d: int) -> pd.DataFrame:
 
 
 def constants_summary(tables) -> pd.DataFrame:
-    r"""Per (d, eps): the range of beta and the extreme constant brackets.
+    r"""Per (d, eps): where the best constants of the law on the swept range can lie.
 
-    ``c_lower_min``/``c_upper_max`` bound the constant over the whole sweep;
-    ``c_lower_max``/``c_upper_min`` are the tightest single-beta ends.
+    On the swept betas the best constants :math:`c_1 = \min_\beta c(\beta)` and
+    :math:`c_2 = \max_\beta c(\beta)` (with :math:`c = \operatorname{rank}_\varepsilon/
+    (1+\beta)^{(d-1)/2}`) are bracketed by the per-beta brackets
+    :math:`[c_\text{lower}, c_\text{upper}]`:
+    :math:`\min c_\text{lower}\le c_1\le\min c_\text{upper}` and
+    :math:`\max c_\text{lower}\le c_2\le\max c_\text{upper}`.
 
     Parameters
     ----------
     tables : iterable of pandas.DataFrame
         Outputs of :func:`constant_brackets`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns d, eps, n, beta_min, beta_max, c1_low, c1_high, c2_low, c2_high.
     """
     df = pd.concat(list(tables), ignore_index=True)
     g = df.groupby(["d", "eps"])
     return pd.DataFrame({
         "n": g["n"].max(), "beta_min": g["beta"].min(),
-        "beta_max": g["beta"].max(), "c_lower_min": g["c_lower"].min(),
-        "c_lower_max": g["c_lower"].max(), "c_upper_min": g["c_upper"].min(),
-        "c_upper_max": g["c_upper"].max(),
+        "beta_max": g["beta"].max(), "c1_low": g["c_lower"].min(),
+        "c1_high": g["c_upper"].min(), "c2_low": g["c_lower"].max(),
+        "c2_high": g["c_upper"].max(),
     }).reset_index()
 
 
@@ -115,6 +124,27 @@ def compare_configurations(df: pd.DataFrame, reference: str = "well-spread",
     out["outcome"] = outcome
     out["upper_above_ref_upper"] = out["upper"] > out["upper_ref"]
     return out
+
+
+def comparison_sentence(cmp: pd.DataFrame) -> str:
+    """What the certified comparison shows, in words fitting the counts of this table."""
+    _need(cmp, ["outcome", "upper_above_ref_upper"])
+    total = len(cmp)
+    above = int((cmp["outcome"] == OUTCOMES[2]).sum())
+    below = int((cmp["outcome"] == OUTCOMES[0]).sum())
+    over = total - above - below
+    up = int(cmp["upper_above_ref_upper"].sum())
+    s = (f"Of {total} comparisons (configuration, beta, eps), {below} are certified "
+         f"below the well-spread bracket, {above} certified above it, and {over} "
+         f"overlap (the certificates decide nothing there); in {up} the other "
+         f"configuration's upper end exceeds the well-spread upper end.")
+    if above == 0:
+        s += (" So no configuration of this run is certified to exceed the "
+              "well-spread rank; where brackets overlap, the run cannot order them.")
+    else:
+        s += (" So in this run the well-spread set is certified not to be the "
+              "worst case at some (beta, eps).")
+    return s
 
 
 def comparison_summary(cmp: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,8 @@ import numpy as np
 
 from .fitting import reference_line
 
-__all__ = ["plot_brackets", "add_reference_slope", "plot_spectrum_comparison"]
+__all__ = ["plot_brackets", "add_reference_slope", "plot_spectrum_comparison",
+           "law_figure"]
 
 
 def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="o"):
@@ -48,3 +49,28 @@ def plot_spectrum_comparison(ax, empirical, predicted, k: int | None = None):
     ax.set_xlabel("index")
     ax.set_ylabel("singular value")
     return ax
+
+
+def law_figure(df, ref: float, title: str, x: str = "beta"):
+    """Certified brackets per eps on log-log axes with a reference slope ``ref``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Columns ``eps``, ``x``, ``lower``, ``upper``.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (eps, g) in enumerate(df.groupby("eps")):
+        plot_brackets(ax, g, x=x, label=f"eps = {eps:g}", color=f"C{i}")
+        first = g.sort_values(x).iloc[0]
+        add_reference_slope(ax, g[x], ref, first[x], first["upper"],
+                            label=f"slope {ref:g}" if i == 0 else "")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig

@@ -5,6 +5,7 @@ import pytest
 
 from attnrank_lite.law_tables import (
     compare_configurations,
+    comparison_sentence,
     comparison_summary,
     constant_brackets,
     constants_summary,
@@ -29,6 +30,9 @@ def test_comparison_outcomes_by_hand():
     assert got[("clustered", 8.0)] == "certified below"
     assert got[("clustered", 16.0)] == "overlapping"
     assert cmp.upper_above_ref_upper.tolist() == [True, True, False, False]
+    text = comparison_sentence(cmp)
+    assert "Of 4 comparisons" in text and "1 certified above" in text
+    assert "not to be the worst case" in text
     s = comparison_summary(cmp).set_index("configuration")
     assert s.loc["random"].tolist() == [0, 1, 1]
     assert s.loc["clustered"].tolist() == [1, 1, 0]
@@ -51,8 +55,10 @@ def test_constant_brackets_scale():
     c2 = constant_brackets(df, 2)
     assert np.allclose(c2.c_upper, [15 / 3, 30 / np.sqrt(17)])
     s = constants_summary([c, c2]).set_index("d")
-    assert np.isclose(s.loc[3, "c_lower_min"], 10 / 9)
-    assert np.isclose(s.loc[3, "c_upper_max"], 30 / 17)
+    assert np.isclose(s.loc[3, "c1_low"], 10 / 9)
+    assert np.isclose(s.loc[3, "c1_high"], 15 / 9)
+    assert np.isclose(s.loc[3, "c2_low"], 20 / 17)
+    assert np.isclose(s.loc[3, "c2_high"], 30 / 17)
     with pytest.raises(ValueError, match="lacks"):
         constant_brackets(df.drop(columns="n"), 3)
 
