@@ -5,8 +5,12 @@ import numpy as np
 
 from .fitting import reference_line
 
-__all__ = ["plot_brackets", "add_reference_slope", "plot_spectrum_comparison",
-           "law_figure"]
+__all__ = [
+    "add_reference_slope",
+    "law_figure",
+    "plot_brackets",
+    "plot_spectrum_comparison",
+]
 
 
 def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="o"):
