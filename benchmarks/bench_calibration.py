@@ -1,4 +1,4 @@
-"""Benchmark of the BERT calibration study (chapter 6, issue 5).
+"""Benchmark of the BERT calibration study (chapter 6).
 
 Times, in one process: loading the model (offline), the forward passes with the recompute check,
 and the per-head study (geometry, brackets on every sequence, polynomial certificates), for the
@@ -22,6 +22,7 @@ import time
 
 from attnrank_lite import calibration as cal
 from attnrank_lite.bert import load_model
+from attnrank_lite.corpus import load_corpus
 
 
 def main():
@@ -33,11 +34,12 @@ def main():
     t = time.perf_counter()
     model, tok, info = load_model(args.model)
     print(f"load_model: {time.perf_counter() - t:.1f} s  ({info.describe()})")
-    texts = cal.load_corpus()
+    texts = load_corpus()
     pairs = cal.select_heads(info.n_layers, info.n_heads)
     t = time.perf_counter()
     cal.collect_states(model, tok, texts, pairs)
-    print(f"forward passes + recompute check ({len(texts)} passages, {len(pairs)} heads): {time.perf_counter() - t:.1f} s")
+    print(f"forward passes + recompute check ({len(texts)} passages, {len(pairs)} heads): "
+          f"{time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     res = cal.run_study(model, tok, info, texts, bracket_sequences=args.bracket_sequences)
     s = res["settings"]

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import socket
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from attnrank_lite import bert  # noqa: E402
-from attnrank_lite.calibration import load_corpus, single_threaded  # noqa: E402
+from attnrank_lite import bert
+from attnrank_lite.corpus import load_corpus
+from attnrank_lite.threads import single_threaded
 
 SENTENCES = [
     "The lighthouse keeper climbed the spiral stairs for the last time that winter.",
@@ -52,7 +52,7 @@ def test_bundled_path_found_without_importing_the_package():
 
 
 def test_bundled_model_geometry(bundled):
-    model, tok, info = bundled
+    model, _tok, info = bundled
     assert (info.n_layers, info.n_heads, info.d_model, info.d_head) == (6, 12, 384, 32)
     assert not info.fallback and info.message == ""
     assert model.config._attn_implementation == "eager"
@@ -128,7 +128,7 @@ def test_encode_truncates(bundled):
 
 
 def test_missing_bert_base_falls_back_with_message_and_no_network(no_network, capsys):
-    model, tok, info = bert.load_model()  # default: bert-base-uncased, absent from the empty cache
+    _model, _tok, info = bert.load_model()  # default: bert-base-uncased, absent from the empty cache
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "bert-base-uncased" in out[0] and "bundled MiniLM" in out[0]
     assert info.fallback and info.requested == "bert-base-uncased" and info.n_layers == 6

@@ -6,8 +6,19 @@ Checks, on every HTML page of the site built by the ``built_site`` fixture (quic
 * MathJax finished and every math element (``.math``) holds a rendered ``mjx-container``; no
   unrendered TeX (``$...$``, ``\\(``, ``\\[``, a control word like ``\\ell``) in the text outside code;
 * every ``<img>`` loaded (``naturalWidth > 0``);
+* no Python warning text (``SomethingWarning:``, ``warnings.warn``) in any cell output area;
+* no code cell overflows its column (``scrollWidth > clientWidth`` of a code cell's ``<pre>``);
 * no request went anywhere but the local server (scripts, fonts, MathJax are all local);
 * a full-page screenshot per page under ``_build/test-artifacts/screenshots/``.
+
+A further test checks that chapter 6's layer-by-head heatmaps are shown at least
+``HEATMAP_MIN_WIDTH`` CSS pixels wide; with the figure's own limits (at most 8.5 inches wide,
+no text below 10 pt, checked in ``tests/test_calibration.py``) that puts every label and
+colour-bar tick at >= 10 CSS pixels on screen.
+
+``ATTNRANK_SITE_HTML=/path/to/html`` runs the checks against a site built beforehand
+(``python -m attnrank_lite build --profile quick -o DIR``: its ``html`` folder) instead of
+building one.
 
 A second test opens the math-bearing pages with networking disabled (every host name but the
 local server unresolvable, a proxy to nowhere) and checks that the math is rendered.
@@ -20,6 +31,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -41,6 +53,8 @@ CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 OFFLINE_FLAGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
                  "--proxy-server=http://127.0.0.1:9")
 WIDTH, MAX_HEIGHT = 1280, 16000
+#: least on-screen width (CSS px) of a chapter-6 heatmap: 8.5-inch figure, 10 pt text -> >= 10 px
+HEATMAP_MIN_WIDTH = 612
 
 # text of a page shown on screen, outside code, scripts and rendered math
 _VISIBLE_TEXT_JS = r"""
@@ -68,6 +82,28 @@ return {n_math: math.length,
 _IMAGES_JS = r"""
 return [...document.images].map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
 """
+# Python warnings shown in a cell's output (stderr streams, tracebacks, text outputs)
+_OUTPUT_WARNINGS_JS = r"""
+return [...document.querySelectorAll('.cell_output')]
+  .map(e => e.innerText).filter(t => /\b[A-Z]\w*Warning\b:|warnings\.warn/.test(t))
+  .map(t => t.slice(0, 160));
+"""
+# code cells whose lines run past the column
+_CODE_OVERFLOW_JS = r"""
+return [...document.querySelectorAll('.cell_input pre, .cell .highlight pre')]
+  .filter(p => p.scrollWidth > p.clientWidth + 1)
+  .map(p => ({over: p.scrollWidth - p.clientWidth,
+              line: p.innerText.split('\n').reduce((a, b) => b.length > a.length ? b : a, '')}));
+"""
+# images in the outputs of cells whose code calls the given function
+_CELL_IMAGES_JS = r"""
+const needle = arguments[0];
+return [...document.querySelectorAll('.cell')]
+  .filter(c => c.querySelector('.cell_input') && c.querySelector('.cell_input').innerText.includes(needle))
+  .flatMap(c => [...c.querySelectorAll('.cell_output img')])
+  .map(i => ({src: i.currentSrc || i.src, shown: i.getBoundingClientRect().width,
+              natural: i.naturalWidth}));
+"""
 # TeX left as text: $...$, $$, \( \) \[ \], or a control word such as \ell or \begin
 _RAW_TEX = re.compile(r"\$[^$\s][^$\n]{0,200}?\$|\$\$|\\[()\[\]]|\\[a-zA-Z]{2,}")
 
@@ -86,7 +122,7 @@ def _chromium_or_skip():
     why = "chromium/chromedriver not on PATH"
     if shutil.which("apt-get"):
         proc = subprocess.run("apt-get update -qq && apt-get install -y -qq chromium chromium-driver",
-                              shell=True, capture_output=True, text=True)
+                              shell=True, capture_output=True, text=True, check=False)
         chrome, driver = _find_chromium()
         if chrome and driver:
             return chrome, driver
@@ -127,9 +163,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site_url(built_site):
+def site_url(site_html):
     """Serve the built site on 127.0.0.1 for the tests of this module."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    handler = functools.partial(_QuietHandler, directory=str(site_html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -185,22 +221,33 @@ def _requests(drv) -> list[str]:
     return urls
 
 
-def test_site_has_no_external_scripts_styles_or_fonts(built_site):
+@pytest.fixture(scope="module")
+def site_html(request) -> Path:
+    """The site's ``html`` folder: ``ATTNRANK_SITE_HTML`` when set, else the ``built_site`` build."""
+    given = os.environ.get("ATTNRANK_SITE_HTML")
+    if given:
+        html = Path(given).expanduser().resolve()
+        assert (html / "index.html").is_file(), f"ATTNRANK_SITE_HTML={given}: no index.html there"
+        return html
+    return request.getfixturevalue("built_site")
+
+
+def test_site_has_no_external_scripts_styles_or_fonts(site_html):
     """Static check of the built HTML: every script and stylesheet is served by the site itself."""
-    ext = re.compile(r"<(?:script|link)\b[^>]*(?:src|href)=\"(https?:)?//[^\"]+\"[^>]*>", re.I)
+    ext = re.compile(r"<(?:script|link)\b[^>]*(?:src|href)=\"(https?:)?//[^\"]+\"[^>]*>", re.IGNORECASE)
     offenders = {}
-    for page in site_pages(built_site):
-        found = [m.group(0) for m in ext.finditer((built_site / page).read_text())
+    for page in site_pages(site_html):
+        found = [m.group(0) for m in ext.finditer((site_html / page).read_text())
                  if 'rel="canonical"' not in m.group(0)]
         if found:
             offenders[page] = found[:3]
     assert not offenders, f"pages loading remote scripts/styles: {offenders}"
-    assert (built_site / "mathjax" / "tex-mml-chtml.js").is_file(), "MathJax is not served with the site"
-    assert (built_site / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir(), "MathJax fonts missing"
+    assert (site_html / "mathjax" / "tex-mml-chtml.js").is_file(), "MathJax is not served with the site"
+    assert (site_html / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir(), "MathJax fonts missing"
 
 
-def test_every_page_in_chromium(built_site, site_url):
-    pages = site_pages(built_site)
+def test_every_page_in_chromium(site_html, site_url):
+    pages = site_pages(site_html)
     assert "book/intro.html" in pages and len(pages) >= 5, pages
     drv = _driver()
     problems: dict[str, list[str]] = {}
@@ -223,6 +270,12 @@ def test_every_page_in_chromium(built_site, site_url):
             raw = sorted(set(_RAW_TEX.findall(drv.execute_script(_VISIBLE_TEXT_JS))))
             if raw:
                 bad.append(f"unrendered TeX in the text: {raw[:5]}")
+            warned = drv.execute_script(_OUTPUT_WARNINGS_JS)
+            if warned:
+                bad.append(f"Python warnings in cell outputs: {warned[:3]}")
+            wide = drv.execute_script(_CODE_OVERFLOW_JS)
+            if wide:
+                bad.append(f"code cells overflow their column: {wide[:3]}")
             shots.append(_screenshot(drv, page))
             imgs = _wait_images(drv)
             broken = [i["src"] for i in imgs if not i["ok"]]
@@ -244,7 +297,28 @@ def test_every_page_in_chromium(built_site, site_url):
     assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)
 
 
-def test_search_finds_pages(built_site, site_url):
+def test_chapter6_heatmaps_are_legible(site_html, site_url):
+    """The layer x head heatmaps are shown wide enough for their 10 pt text to be >= 10 px."""
+    page = "notebooks/06_bert_calibration.html"
+    assert (site_html / page).is_file(), f"{page} not in the site"
+    drv = _driver()
+    try:
+        _open(drv, f"{site_url}/{page}")
+        _wait_images(drv)
+        imgs = drv.execute_script(_CELL_IMAGES_JS, "heatmaps(")
+        drv.execute_script("document.querySelector('.cell_output img').scrollIntoView()")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        drv.save_screenshot(str(SHOTS / "ch06__heatmaps.png"))
+    finally:
+        _quit(drv)
+    assert imgs, "no heatmap image found in chapter 6"
+    small = [i for i in imgs if i["shown"] < HEATMAP_MIN_WIDTH]
+    assert not small, f"heatmaps shown narrower than {HEATMAP_MIN_WIDTH} px: {small}"
+    # not blown up past the pixels the figure has (blurry text)
+    assert all(i["natural"] >= 0.9 * i["shown"] for i in imgs), imgs
+
+
+def test_search_finds_pages(site_html, site_url):
     """The site's own full-text search (searchindex.js, no server) returns chapter pages."""
     drv = _driver()
     try:
@@ -261,10 +335,12 @@ def test_search_finds_pages(built_site, site_url):
     assert any("notebooks/01_approximation_rank" in h for h in hits), hits
 
 
-def test_math_renders_with_networking_disabled(built_site, site_url):
+def test_math_renders_with_networking_disabled(site_html, site_url):
     """With every host name unresolvable but the local server, the math pages still typeset."""
-    pages = [p for p in site_pages(built_site) if 'class="math' in (built_site / p).read_text()]
+    pages = [p for p in site_pages(site_html) if 'class="math' in (site_html / p).read_text()]
     assert pages, "no page with math"
+    from selenium.common.exceptions import WebDriverException
+
     drv = _driver(offline=True)
     try:
         # networking really is off: a public host cannot be reached
@@ -273,7 +349,7 @@ def test_math_renders_with_networking_disabled(built_site, site_url):
             drv.get("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js")
             reached = (not drv.execute_script("return location.href").startswith("chrome-error")
                        and "MathJax" in drv.execute_script("return document.documentElement.innerText"))
-        except Exception:
+        except WebDriverException:  # includes the page-load timeout
             reached = False
         assert not reached, "the offline browser reached the internet"
         drv.set_page_load_timeout(60)

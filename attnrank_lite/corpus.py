@@ -1,0 +1,60 @@
+"""The calibration corpus of the BERT study (``claim-bert-calibration``): reading and subsetting.
+
+A corpus is a UTF-8 text file of passages separated by blank lines; lines starting with ``#``
+are comments. The book ships one (``attnrank_lite/data/calibration_corpus.txt``), written for it.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["corpus_path", "evenly_spaced", "load_corpus", "select_passages"]
+
+
+def corpus_path() -> Path:
+    """The shipped corpus, ``attnrank_lite/data/calibration_corpus.txt``."""
+    return Path(__file__).resolve().parent / "data" / "calibration_corpus.txt"
+
+
+def load_corpus(path: str | Path | None = None, min_passages: int = 1) -> list[str]:
+    """Read a calibration corpus.
+
+    Parameters
+    ----------
+    path : path or None
+        ``None``: the shipped corpus; a reader's own UTF-8 text file otherwise.
+    min_passages : int
+        Fewer passages than this is an error.
+
+    Returns
+    -------
+    list of str
+        The passages in file order (inner line breaks kept).
+    """
+    p = corpus_path() if path is None else Path(path).expanduser()
+    if not p.is_file():
+        raise FileNotFoundError(f"calibration corpus {str(p)!r} not found (a UTF-8 text file, "
+                                "passages separated by blank lines)")
+    text = p.read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    passages = [q.strip("\n") for q in re.split(r"\n[ \t]*\n", body) if q.strip()]
+    if len(passages) < min_passages:
+        raise ValueError(f"calibration corpus {str(p)!r} has {len(passages)} passages; "
+                         f"need at least {min_passages}")
+    return passages
+
+
+def evenly_spaced(n_total: int, k: int | None) -> list[int]:
+    """``k`` indices spread evenly over ``range(n_total)`` (all when ``k`` is None or >= n_total)."""
+    if k is None or k >= n_total:
+        return list(range(n_total))
+    if k <= 0:
+        return []
+    return sorted(set(np.linspace(0, n_total - 1, k).round().astype(int).tolist()))
+
+
+def select_passages(texts, n: int | None) -> list:
+    """``n`` passages spread evenly over the corpus (all when ``n`` is None), in corpus order."""
+    return [texts[i] for i in evenly_spaced(len(texts), n)]
