@@ -23,12 +23,13 @@ from .geometry import (
 from .progress import progress
 
 __all__ = [
-    "sphere_configuration",
-    "spherical_instance",
     "ball_instance",
     "bracket_rows",
     "bracket_sweep",
+    "configuration_sweep",
     "slope_table",
+    "sphere_configuration",
+    "spherical_instance",
 ]
 
 CONFIGURATIONS = ("well-spread", "packing", "random", "clustered")
@@ -145,3 +146,20 @@ def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float =
                 row["reference"] = reference
             out.append(row)
     return pd.DataFrame(out)
+
+
+def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
+                        kinds=CONFIGURATIONS) -> pd.DataFrame:
+    """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
+    """
+    parts = []
+    for kind in kinds:
+        X = sphere_configuration(kind, n, d, seed=seed)
+        parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
+                                   eps_values, desc=kind, configuration=kind))
+    return pd.concat(parts, ignore_index=True)
