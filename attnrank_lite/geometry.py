@@ -22,6 +22,7 @@ __all__ = [
     "gaussian_ball",
     "effective_token_count",
     "log_effective_token_count",
+    "uniform_ball",
 ]
 
 
@@ -275,3 +276,20 @@ def effective_token_count(log_weights) -> float:
     """
     with np.errstate(over="ignore"):
         return float(np.exp(log_effective_token_count(log_weights)))
+
+
+def uniform_ball(N: int, r: int, radius: float = 1.0, seed: int = 0) -> np.ndarray:
+    """``N`` independent uniform points in the ``r``-ball of radius ``radius``.
+
+    Returns
+    -------
+    ndarray, shape (N, r)
+        Direction uniform on the sphere, radius ``radius * U^(1/r)``.
+    """
+    N = _check_int("N", N, 0)
+    r = _check_int("r", r, 1)
+    radius = _check_pos("radius", radius)
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((N, r))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    return radius * Z * rng.random((N, 1)) ** (1.0 / r)

@@ -1,4 +1,4 @@
-r"""Finite polynomial rank certificates (SPEC §2, "finite polynomial certificate").
+r"""Finite polynomial rank certificates (``prop-polynomial-certificate``).
 
 For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r` and logits
 :math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` (plus key log-weights :math:`\log w_j`), row ``i``
@@ -13,10 +13,14 @@ by its degree-``D`` Chebyshev interpolant :math:`p_i` on the row's logit range
 :math:`\mathbb R^r`, so every row of ``B`` lies in the span of the ``m``-vectors
 :math:`(w_j k_j^\alpha)_j`, :math:`|\alpha| \le D`, and
 
-.. math:: \operatorname{rank} B \le \binom{r + D}{D},
+.. math:: \operatorname{rank} B \le \binom{r + D}{D}.
 
-independently of ``n`` and ``m``. Keys on a sphere :math:`S^{r-1}` need only the restrictions of
-those polynomials, the spherical harmonics of degree ``<= D`` (:func:`harmonic_count`).
+The *count formula* at a fixed degree ``D`` does not depend on ``n`` or ``m``; the degree
+needed to meet ``eps`` does: the row error sums ``m`` pointwise errors, so ``D`` grows like
+:math:`\sqrt{\beta\log(m/\varepsilon)}` without weights, and with the range of the key
+log-weights when there are weights (:func:`degree_table`). Keys on a sphere :math:`S^{r-1}` need only the restrictions of
+those polynomials, the spherical harmonics of degree ``<= D``
+(:func:`attnrank_lite.spectra.harmonic_count`, arguments ``(D, r)``).
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from .attention import (
     logit_rounding_bound,
     query_key_pair,
     row_softmax,
+    softmax_attention,
 )
 from .certificates import gamma
 from .checks import (
@@ -40,9 +45,18 @@ from .checks import (
     real_matrix,
 )
 from .checks import log_weights as _check_log_weights
+from .geometry import uniform_ball
+from .spectra import harmonic_count  # re-exported: (degree, d), the one harmonic count
 
-__all__ = ["PolynomialCertificate", "polynomial_certificate", "monomial_count", "harmonic_count",
-           "polynomial_matrix", "polynomial_sweep"]
+__all__ = [
+    "PolynomialCertificate",
+    "degree_table",
+    "harmonic_count",
+    "monomial_count",
+    "polynomial_certificate",
+    "polynomial_matrix",
+    "polynomial_sweep",
+]
 
 _BLOCK = 256
 
@@ -53,22 +67,6 @@ def monomial_count(r: int, D: int) -> int:
     if r < 0 or D < 0:
         raise ValueError(f"need r >= 0 and D >= 0, got r={r}, D={D}")
     return comb(r + D, D)
-
-
-def harmonic_count(d: int, D: int) -> int:
-    r"""Dimension of the polynomials of degree ``<= D`` restricted to :math:`S^{d-1}`.
-
-    That is the number of spherical harmonics of degree ``<= D`` on :math:`S^{d-1}`:
-    :math:`\dim \mathcal P_D + \dim \mathcal P_{D-1}` of homogeneous polynomials in ``d`` variables,
-    :math:`\binom{D+d-1}{d-1} + \binom{D+d-2}{d-1}` for ``D >= 1`` (``2D + 1`` on the circle,
-    ``(D + 1)^2`` on :math:`S^2`), and 1 for ``D = 0``.
-    """
-    d, D = int(d), int(D)
-    if d < 1 or D < 0:
-        raise ValueError(f"need d >= 1 and D >= 0, got d={d}, D={D}")
-    if D == 0:
-        return 1
-    return comb(D + d - 1, d - 1) + comb(D + d - 2, d - 1)
 
 
 def _cheb_coefficients(half: np.ndarray, D: int) -> np.ndarray:
@@ -160,7 +158,7 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
     gam_sum = gamma(m + r + 8)
     for s in range(0, n, _BLOCK):
         sl = slice(s, min(n, s + _BLOCK))
-        ell, hi, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)
+        ell, _, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             B = g * p
             if A is None:
@@ -378,24 +376,94 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
                                  cache[hi][0], stored_lw)
 
 
-def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64, log_weights=None) -> list:
-    """Polynomial certificates of ``rowsoftmax(beta Qv Kv^T)`` over ``betas``.
+def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
+                     log_weights=None, key_offsets=None, attention=None) -> list:
+    r"""Polynomial certificates of ``rowsoftmax(beta Qv Kv^T + log w(beta))``.
+
+    Key log-weights :math:`\log w_j(\beta) = \text{log\_weights}_j +
+    \beta\,\text{key\_offsets}_j` (the offsets returned by
+    :func:`attnrank_lite.interaction.visible_coordinates`).
+
+    Parameters
+    ----------
+    Qv : array_like, shape (n, r)
+    Kv : array_like, shape (m, r)
+    betas : sequence of float
+    eps : float
+    max_degree : int
+    log_weights, key_offsets : array_like, shape (m,), optional
+    attention : callable, optional
+        ``beta -> A`` (shape (n, m)), the matrix each certificate is verified
+        against (e.g. the attention of the original queries and keys).
+        Default: the attention of the visible coordinates.
 
     Returns
     -------
     list of dict
-        ``beta``, ``degree``, ``count``, ``error``, ``verified`` (``None`` entries when no degree
-        up to ``max_degree`` meets ``eps``).
+        ``beta``, ``dim``, ``degree``, ``count``, ``error``, ``verified``
+        (``None`` entries when no degree up to ``max_degree`` meets ``eps``).
     """
-    from .attention import softmax_attention
-
+    m = np.atleast_2d(Kv).shape[0]
+    base = np.zeros(m) if log_weights is None else np.asarray(log_weights, dtype=np.float64)
+    off = np.zeros(m) if key_offsets is None else np.asarray(key_offsets, dtype=np.float64)
+    weighted = log_weights is not None or key_offsets is not None
     rows = []
     for beta in betas:
-        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree, log_weights=log_weights)
-        A = softmax_attention(Qv, Kv, beta, log_weights=log_weights)
+        lw = base + float(beta) * off if weighted else None
+        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree,
+                                      log_weights=lw)
+        if attention is None:
+            A = softmax_attention(Qv, Kv, beta, log_weights=lw)
+        else:
+            A = attention(beta)
         rows.append({"beta": float(beta), "dim": int(np.atleast_2d(Qv).shape[1]),
                      "degree": None if cert is None else cert.degree,
                      "count": None if cert is None else cert.count,
                      "error": None if cert is None else cert.error,
                      "verified": False if cert is None else cert.verify(A, eps)})
+    return rows
+
+
+def degree_table(r: int, beta: float, eps: float, ms, n_queries: int = 50,
+                 seed: int = 0, max_degree: int = 256) -> list:
+    r"""Least certified degree against the number of keys ``m`` at fixed ``beta``.
+
+    Queries: ``n_queries`` uniform points of the unit ``r``-ball; keys: ``m``
+    uniform points of the unit ``r``-ball (no weights). The count
+    :math:`\binom{r+D}{D}` at fixed ``D`` does not depend on ``m``, but the
+    row error sums ``m`` pointwise errors, so the least ``D`` meeting ``eps``
+    grows with ``m`` (heuristically like :math:`\sqrt{\beta\log(m/\varepsilon)}`,
+    reported beside it as ``sqrt(beta log(m/eps))``).
+
+    Parameters
+    ----------
+    r : int
+        Dimension, ``>= 1``.
+    beta, eps : float
+    ms : sequence of int
+        Key counts.
+    n_queries, seed, max_degree : int
+
+    Returns
+    -------
+    list of dict
+        ``m``, ``degree`` (``None``: none up to ``max_degree``), ``count``,
+        ``error``, ``verified`` (the certificate's ``verify`` against the
+        attention at ``eps``), ``sqrt(beta log(m/eps))``.
+    """
+    eps = finite_nonnegative("eps", eps)
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    Y = uniform_ball(n_queries, r, seed=seed)
+    rows = []
+    for m in ms:
+        X = uniform_ball(int(m), r, seed=seed + 1)
+        cert = polynomial_certificate(Y, X, beta, eps, max_degree=max_degree)
+        ok = cert is not None and cert.verify(softmax_attention(Y, X, beta), eps)
+        rows.append({"m": int(m),
+                     "degree": None if cert is None else cert.degree,
+                     "count": None if cert is None else cert.count,
+                     "error": None if cert is None else cert.error,
+                     "verified": bool(ok),
+                     "sqrt(beta log(m/eps))": float(np.sqrt(beta * np.log(m / eps)))})
     return rows

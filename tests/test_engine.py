@@ -17,7 +17,7 @@ from attnrank_lite import (
     softmax_attention,
     worst_case_values,
 )
-from attnrank_lite.examples import block_uniform, tampered_copies, uniform_matrix
+from attnrank_lite.constructions import block_uniform, tampered_copies, uniform_matrix
 from attnrank_lite.geometry import circle_points
 
 

@@ -8,9 +8,19 @@ from scipy.optimize import minimize
 
 import attnrank_lite
 from attnrank_lite import row_l1, row_softmax, softmax_attention
+from attnrank_lite.constructions import (
+    decaying_head,
+    hidden_instance,
+    random_perturbation_pairs,
+    sharp_hidden_instance,
+    two_level_example,
+)
+from attnrank_lite.geometry import gaussian_ball, uniform_ball
 from attnrank_lite.interaction import (
+    double_centre,
     head_visible_dimension,
     oscillation,
+    oscillation_bound,
     residual_bounds,
     row_scalar_quotient,
     softmax_perturbation_bound,
@@ -19,6 +29,8 @@ from attnrank_lite.interaction import (
     visible_coordinates,
     visible_dimension,
 )
+from attnrank_lite.polynomial import monomial_count
+from attnrank_lite.truncation import truncation_tradeoff
 
 
 # ---------------------------------------------------------------- row-scalar quotient
@@ -41,8 +53,27 @@ def test_visible_dimension_exact_cases():
     # row-scalar logits only: invisible
     c = np.arange(4.0)[:, None]
     assert visible_dimension(c * np.ones((1, 6))) == 0
-    # rank-1 logits with a varying key coordinate: visible dimension 1
+    # column-scalar logits only (key log-weights): invisible too
+    assert visible_dimension(np.ones((4, 1)) * np.arange(6.0)[None, :]) == 0
+    # rank-1 logits varying with query and key: visible dimension 1
     assert visible_dimension(np.outer([1.0, 2.0, -1.0], [0.0, 1.0, 3.0])) == 1
+    # x_i y_j + x_i + y_j + 1 = (x_i + 1)(y_j + 1): rank 1 and visible 1;
+    # x_i y_j + y_j^2 has logit rank 2, visible 1 (y_j^2 is a key log-weight)
+    x, y = np.array([0.0, 1.0, 3.0, -2.0]), np.array([1.0, -1.0, 2.0, 0.5, 4.0])
+    L = np.outer(x, y) + (y ** 2)[None, :]
+    assert np.linalg.matrix_rank(L) == 2 and visible_dimension(L) == 1
+
+
+def test_double_centre_is_the_projection_and_keeps_the_softmax():
+    rng = np.random.default_rng(2)
+    L = rng.standard_normal((6, 8)) * 4
+    Pn = np.eye(6) - np.ones((6, 6)) / 6
+    Pm = np.eye(8) - np.ones((8, 8)) / 8
+    C = double_centre(L)
+    assert np.allclose(C, Pn @ L @ Pm, atol=1e-13)
+    # L P_m = P_n L P_m + 1 c^T: the attention of C with key log-weights c
+    c = row_scalar_quotient(L).mean(axis=0)
+    assert np.allclose(row_softmax(C + c[None, :]), row_softmax(L), atol=1e-14)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
@@ -58,24 +89,68 @@ def test_visible_dimension_hidden_in_ambient_space(r):
     Q, K = Q @ R, K @ R
     assert np.linalg.matrix_rank(Q @ K.T) == r + 1  # the nuisance directions show in the raw logits
     assert visible_dimension(Q @ K.T) == r
-    Qv, Kv = visible_coordinates(Q, K)
-    assert Qv.shape == (n, r) and Kv.shape == (m, r)
-    assert np.allclose(Qv @ Kv.T, row_scalar_quotient(Q @ K.T), atol=1e-10)
+    Qv, Kv, a = visible_coordinates(Q, K)
+    assert Qv.shape == (n, r) and Kv.shape == (m, r) and a.shape == (m,)
+    assert np.allclose(double_centre(Qv @ Kv.T), double_centre(Q @ K.T), atol=1e-10)
+    assert np.allclose(Qv @ Kv.T + a[None, :], row_scalar_quotient(Q @ K.T), atol=1e-10)
     assert np.allclose(Kv.mean(axis=0), 0, atol=1e-12)
+    # the queries' mean acts inside span(y_i - y_bar) here: no offsets needed
+    assert np.abs(a).max() < 1e-10 * np.abs(Q @ K.T).max()
     for beta in (0.0, 0.3, 5.0, 200.0):
-        assert row_l1(softmax_attention(Qv, Kv, beta) - softmax_attention(Q, K, beta)) < 1e-9
-    # balanced: column l of each factor has norm sqrt(sigma_l)
-    s = np.linalg.svd(row_scalar_quotient(Q @ K.T), compute_uv=False)[:r]
-    assert np.allclose(np.linalg.norm(Qv, axis=0), np.sqrt(s), rtol=1e-10)
+        Av = softmax_attention(Qv, Kv, beta, log_weights=beta * a)
+        assert row_l1(Av - softmax_attention(Q, K, beta)) < 1e-9
+    # Kv: column l has norm sqrt(sigma_l) of the doubly centred logits
+    s = np.linalg.svd(double_centre(Q @ K.T), compute_uv=False)[:r]
     assert np.allclose(np.linalg.norm(Kv, axis=0), np.sqrt(s), rtol=1e-10)
+
+
+def test_visible_coordinates_keep_a_true_key_log_weight():
+    """q = (y, 1), k = (x, z): logits <y, x> + z_j, visible dimension r, and
+    the column-scalar z_j cannot be absorbed: it comes back as key offsets."""
+    rng = np.random.default_rng(8)
+    Y, X = rng.standard_normal((30, 2)), rng.standard_normal((25, 2))
+    z = rng.standard_normal(25) * 2
+    Q = np.hstack([Y, np.ones((30, 1))])
+    K = np.hstack([X, z[:, None]])
+    assert np.linalg.matrix_rank(row_scalar_quotient(Q @ K.T)) == 3
+    assert visible_dimension(Q @ K.T) == 2
+    Qv, Kv, a = visible_coordinates(Q, K)
+    assert Qv.shape == (30, 2) and np.abs(a).max() > 0.1
+    assert np.allclose(Kv.T @ a, 0, atol=1e-10) and abs(a.sum()) < 1e-10
+    for beta in (0.5, 7.0):
+        Av = softmax_attention(Qv, Kv, beta, log_weights=beta * a)
+        assert row_l1(Av - softmax_attention(Q, K, beta)) < 1e-10
 
 
 def test_visible_coordinates_of_invisible_instance():
     Q = np.ones((3, 2))
     K = np.tile([[2.0, -1.0]], (5, 1))  # all keys equal
-    Qv, Kv = visible_coordinates(Q, K)
+    Qv, Kv, a = visible_coordinates(Q, K)
     assert Qv.shape == (3, 0) and Kv.shape == (5, 0)
-    assert np.allclose(softmax_attention(Qv, Kv, 3.0), 0.2)
+    assert np.allclose(softmax_attention(Qv, Kv, 3.0, log_weights=3.0 * a), 0.2)
+
+
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_sharp_family_has_visible_dimension_r(r):
+    """The chapter-3 Gaussian-ball construction in dimension r, weights included:
+    logits beta <x_i, x_j> + log w_j have rank r + 1 (the weights are a
+    quadratic in x_j), visible dimension r; hidden in r + 2 ambient dimensions
+    with row-scalar nuisance, still r."""
+    beta = {1: 64.0, 2: 32.0, 3: 16.0}[r]
+    X, lw = gaussian_ball(r, beta)
+    L = beta * (X @ X.T) + lw[None, :]
+    assert np.linalg.matrix_rank(L) == r + 1
+    assert np.linalg.matrix_rank(row_scalar_quotient(L)) == r + 1
+    assert visible_dimension(L) == r
+    Q, K, lw2 = sharp_hidden_instance(r, beta, extra=2, seed=r)
+    assert np.array_equal(lw2, lw)
+    Lh = beta * (Q @ K.T) + lw[None, :]
+    assert np.linalg.matrix_rank(Lh) == r + 2 and visible_dimension(Lh) == r
+    Qv, Kv, a = visible_coordinates(Q, K)
+    assert Qv.shape[1] == r
+    A = softmax_attention(X, X, beta, log_weights=lw)
+    Av = softmax_attention(Qv, Kv, beta, log_weights=lw + beta * a)
+    assert row_l1(A - Av) < 1e-9
 
 
 # ---------------------------------------------------------------- heads
@@ -112,8 +187,8 @@ def test_head_visible_dimension_ground_truth(r):
         (None, None, r),
         (None, b_K, r),  # key bias: row-scalar, drops out
         (b_in, b_K, r),  # query bias = shift of the query states: drops out
-        (b_out, None, r + 1),  # b_Q^T W_K h' varies with the key: one more visible dimension
-        (b_out, b_K, r + 1),
+        (b_out, None, r),  # b_Q^T W_K h' is column-scalar (a key log-weight): drops out
+        (b_out, b_K, r),
     ]
     for b_Q, bK, truth in cases:
         assert head_visible_dimension(W_Q, b_Q, W_K, bK) == truth
@@ -121,9 +196,43 @@ def test_head_visible_dimension_ground_truth(r):
         assert _brute_visible(W_Q, b_Q, W_K, bK, keys, rng) == truth
 
 
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_generic_query_bias_never_changes_the_visible_dimension(r):
+    """A query bias outside the span that matters (its key term b_Q^T W_K h'_j
+    is not in the row space of the bilinear part, so the row-centred logits
+    gain a dimension) leaves the doubly centred rank, the head formula and the
+    attention up to key log-weights unchanged; removing it changes nothing."""
+    rng = np.random.default_rng(30 + r)
+    d_model, d_head = 9, 5
+    W_Q, W_K, _ = _head(rng, d_model, d_head, r)
+    b_Q = rng.standard_normal(d_head) * 3  # generic
+    b_K = rng.standard_normal(d_head)
+    Hq = rng.standard_normal((60, d_model))
+    Hk = rng.standard_normal((45, d_model))
+    K = Hk @ W_K.T + b_K
+    L = (Hq @ W_Q.T + b_Q) @ K.T
+    L0 = (Hq @ W_Q.T) @ K.T  # b_Q removed
+    # b_Q is outside the span that matters: the row-centred rank sees it
+    assert np.linalg.matrix_rank(row_scalar_quotient(L), tol=1e-8) == r + 1
+    assert np.linalg.matrix_rank(row_scalar_quotient(L0), tol=1e-8) == r
+    # the doubly centred rank is r with and without it
+    sv = np.linalg.svd(double_centre(L), compute_uv=False)
+    assert np.count_nonzero(sv > 1e-9 * sv[0]) == r
+    assert visible_dimension(L) == visible_dimension(L0) == r
+    for b in (b_Q, None):
+        assert head_visible_dimension(W_Q, b, W_K, b_K, key_states=Hk) == r
+        assert head_visible_dimension(W_Q, b, W_K, b_K, key_states=Hk,
+                                      query_states=Hq) == r
+    # its only effect is a key log-weight: the attention of the b_Q-free
+    # logits with log-weights beta * b_Q^T k_j
+    beta = 0.7
+    A = row_softmax(beta * L)
+    assert row_l1(A - row_softmax(beta * L0 + beta * (K @ b_Q)[None, :])) < 1e-12
+
+
 def test_head_query_bias_invisible_when_keys_use_only_query_directions():
     rng = np.random.default_rng(3)
-    W_Q, W_K, H = _head(rng, 8, 5, 2, full_key=False)  # W_K only uses the 2 query head directions
+    W_Q, W_K, _ = _head(rng, 8, 5, 2, full_key=False)  # W_K only uses the 2 query head directions
     b_Q = rng.standard_normal(5) * 4  # generic query bias
     assert head_visible_dimension(W_Q, b_Q, W_K, rng.standard_normal(5)) == 2
     keys = rng.standard_normal((30, 8))
@@ -155,6 +264,13 @@ def test_head_input_validation():
         head_visible_dimension(np.ones((2, 3)), None, np.ones((2, 3)), None, key_states=np.ones((4, 2)))
     with pytest.raises(ValueError):
         visible_dimension(np.ones((2, 2)), rtol=-1)
+    with pytest.raises(ValueError, match="query_states"):
+        head_visible_dimension(np.ones((2, 3)), None, np.ones((2, 3)), None,
+                               query_states=np.ones((4, 2)))
+    with pytest.raises(ValueError, match="real"):
+        visible_dimension(1j * np.eye(3))
+    with pytest.raises(ValueError, match="finite"):
+        visible_dimension(np.array([[0.0, np.nan]]))
 
 
 # ---------------------------------------------------------------- truncation and bounds
@@ -233,6 +349,9 @@ def test_perturbation_bound_shapes_and_export():
     assert np.ndim(softmax_perturbation_bound(np.array([0.0, 2.0]))) == 0
     assert np.isclose(softmax_perturbation_bound(np.array([0.0, 2.0])), 2 * np.tanh(0.5))
     assert np.allclose(oscillation([[1.0, -2.0, 0.5]]), 3.0)
+    assert np.allclose(oscillation_bound([0.0, 4.0, np.inf]), [0.0, 2 * np.tanh(1.0), 2.0])
+    with pytest.raises(ValueError, match="osc"):
+        oscillation_bound(-1.0)
 
 
 def test_lemma_5_1_on_100000_random_pairs():
@@ -276,7 +395,7 @@ def test_lemma_5_1_adversarial_search():
     for m in (2, 3, 4):
         for _ in range(12):
             x0 = rng.standard_normal(2 * m) * rng.choice([0.5, 2.0, 6.0])
-            res = minimize(lambda x: -ratio(x, m), x0, method="Nelder-Mead",
+            res = minimize(lambda x, m=m: -ratio(x, m), x0, method="Nelder-Mead",
                            options={"maxiter": 3000, "xatol": 1e-10, "fatol": 1e-14})
             best = max(best, -res.fun)
             assert -res.fun <= 1 + 1e-10
@@ -299,10 +418,8 @@ def test_lemma_5_1_two_level_example_is_sharp():
     assert a10.shape[1] == m and np.max(np.abs(lhs10 - 2 * np.tanh(t / 4))) < 1e-12
 
 
-# ---------------------------------------------------------------- chapter helpers
+# ---------------------------------------------------------------- constructions
 def test_hidden_instance_changes_logit_rank_not_attention():
-    from attnrank_lite.interaction import hidden_instance, uniform_ball
-
     Y, X = uniform_ball(30, 2, seed=1), uniform_ball(40, 2, seed=2)
     assert np.all(np.linalg.norm(X, axis=1) <= 1.0)
     Q, K = hidden_instance(Y, X, extra=3, seed=4)
@@ -312,19 +429,15 @@ def test_hidden_instance_changes_logit_rank_not_attention():
         assert row_l1(softmax_attention(Q, K, beta) - softmax_attention(Y, X, beta)) < 1e-10
 
 
-def test_loglog_slope_recovers_power_law():
-    from attnrank_lite.interaction import loglog_slope
-
-    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
-    f = loglog_slope(x, 3.0 * x ** 1.5)
-    assert np.isclose(f["slope"], 1.5) and f["low"] - 1e-12 <= 1.5 <= f["high"] + 1e-12 and f["high"] - f["low"] < 1e-9
-    noisy = loglog_slope(x, 3.0 * x ** 1.5 * np.array([1.1, 0.9, 1.05, 0.95, 1.0]))
-    assert noisy["low"] < 1.5 < noisy["high"]
+def test_two_level_example_and_random_pairs_meet_lemma():
+    t = np.array([0.01, 1.0, 8.0])
+    assert np.allclose(two_level_example(t), 2 * np.tanh(t / 4), atol=1e-14)
+    osc, change = random_perturbation_pairs(2000, 5, seed=1)
+    assert osc.shape == change.shape == (2000,)
+    assert np.all(change <= oscillation_bound(osc) * (1 + 1e-12) + 1e-13)
 
 
 def test_truncation_tradeoff_certificates_hold_for_the_full_attention():
-    from attnrank_lite.interaction import decaying_head, truncation_tradeoff
-
     Q, K, M = decaying_head(4, 40, 40, 0.3, seed=0, key_offset=1.0)
     assert np.allclose(np.linalg.svd(M, compute_uv=False), 0.3 ** np.arange(4))
     rows = truncation_tradeoff(Q, K, M, 4.0, 0.25)
@@ -334,3 +447,9 @@ def test_truncation_tradeoff_certificates_hold_for_the_full_attention():
         assert r["tau_measured"] <= r["tau_tanh"] + 1e-12 <= r["tau_sigma"] + 2e-12
         if r["budget"] > 0:
             assert r["verified_on_A"] and r["upper"] >= 1
+            # the polynomial count is re-checked against A, and it is a
+            # count for at most s visible coordinates
+            assert r["poly_verified_on_A"] and r["poly_dim"] <= r["s"]
+            assert r["poly_count"] == monomial_count(r["poly_dim"], r["poly_degree"])
+        else:
+            assert r["poly_count"] is None and not r["poly_verified_on_A"]

@@ -1,11 +1,14 @@
 """Chapter 4: the row-softmax quotient and the r/2 law."""
+import itertools
+
 from ..spec import ChapterSpec, Param
 
 
 def _sorted_betas(v):
-    for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas"):
+    for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas",
+                 "degree_ms", "sharp_poly_betas"):
         b = v[name]
-        if any(x >= y for x, y in zip(b, b[1:])):
+        if any(x >= y for x, y in itertools.pairwise(b)):
             return f"parameter {name!r} must be strictly increasing; got {b}"
     for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas"):
         if len(v[name]) < v["fit_points"]:
@@ -25,27 +28,48 @@ SPEC = ChapterSpec(
               "Inverse temperatures of the r = 1 Gaussian-ball sweep.", low=1.0, high=16384.0),
         Param("betas_r2", [16.0, 32.0, 64.0, 128.0, 256.0, 512.0], "float_list",
               "Inverse temperatures of the r = 2 Gaussian-ball sweep.", low=1.0, high=1024.0),
-        Param("betas_r3", [8.0, 16.0, 24.0, 32.0, 48.0], "float_list",
-              "Inverse temperatures of the r = 3 Gaussian-ball sweep.", low=1.0, high=64.0),
+        Param("betas_r3", [16.0, 24.0, 32.0, 48.0, 64.0, 96.0], "float_list",
+              "Inverse temperatures of the r = 3 Gaussian-ball sweep (beta = 128: 6043 tokens).",
+              low=1.0, high=128.0),
         Param("n_random", 500, "int", "Points of the random (uniform-ball) instances.", low=20, high=2000),
         Param("betas_random", [4.0, 8.0, 16.0, 32.0, 64.0], "float_list",
               "Inverse temperatures of the random instances.", low=0.5, high=4096.0),
         Param("poly_n", 300, "int", "Points of the polynomial-certificate instances.", low=20, high=2000),
         Param("poly_betas", [1.0, 4.0, 16.0, 64.0, 256.0, 1024.0], "float_list",
               "Inverse temperatures of the polynomial certificates.", low=0.0, high=16384.0),
+        Param("degree_beta", 64.0, "float", "Inverse temperature of the degree-against-m table.",
+              low=1.0, high=4096.0),
+        Param("degree_ms", [10, 100, 1000, 10000], "int_list",
+              "Key counts of the degree-against-m table.", low=2, high=100000),
+        Param("sharp_poly_betas", [16.0, 64.0, 256.0], "float_list",
+              "Inverse temperatures of the Gaussian-ball (r = 1) degree table.", low=1.0, high=4096.0),
         Param("fit_points", 4, "int", "Slopes are fitted on the last fit_points values of each sweep.",
               low=3, high=64),
         Param("seed", 0, "int", "Random seed.", low=0, high=2**32 - 1),
     ),
     profiles={
         "quick": {"betas_r1": [16.0, 64.0, 256.0, 1024.0], "betas_r2": [16.0, 32.0, 64.0, 128.0],
-                  "betas_r3": [4.0, 8.0, 16.0, 24.0], "n_random": 200, "betas_random": [4.0, 8.0, 16.0, 32.0],
-                  "poly_n": 120, "poly_betas": [1.0, 4.0, 16.0, 64.0, 256.0]},
+                  "betas_r3": [8.0, 16.0, 24.0, 32.0], "n_random": 200, "betas_random": [4.0, 8.0, 16.0, 32.0],
+                  "poly_n": 120, "poly_betas": [1.0, 4.0, 16.0, 64.0, 256.0],
+                  "degree_ms": [10, 100, 1000], "sharp_poly_betas": [16.0, 64.0]},
         "paper": {"betas_r1": [16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0],
                   "betas_r2": [16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0],
-                  "betas_r3": [8.0, 16.0, 24.0, 32.0, 48.0, 64.0], "n_random": 1500,
+                  "betas_r3": [16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0], "n_random": 1500,
                   "betas_random": [4.0, 8.0, 16.0, 32.0, 64.0, 128.0], "poly_n": 1000,
-                  "poly_betas": [1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0]},
+                  "poly_betas": [1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0],
+                  "degree_ms": [10, 100, 1000, 10000, 30000]},
     },
     constraints=(_sorted_betas,),
+    code={
+        "prop-quotient": ["attnrank_lite.interaction.row_scalar_quotient"],
+        "def-visible-dimension": ["attnrank_lite.interaction.visible_dimension",
+                                  "attnrank_lite.interaction.double_centre",
+                                  "attnrank_lite.interaction.visible_coordinates"],
+        "prop-head-visible": ["attnrank_lite.interaction.head_visible_dimension"],
+        "thm-r-half-law": ["attnrank_lite.constructions.sharp_hidden_instance",
+                           "attnrank_lite.sweeps.bracket_sweep",
+                           "attnrank_lite.verdicts.slope_verdict"],
+        "prop-polynomial-certificate": ["attnrank_lite.polynomial.polynomial_certificate",
+                                        "attnrank_lite.polynomial.degree_table"],
+    },
 )
