@@ -102,7 +102,8 @@ def _interval(r) -> str:
     if r["sign"] == "undefined":
         return (f"{r['rho']:.2f}, interval undefined ({100 * r['defined_fraction']:.0f}% of "
                 f"resamples define it, below {100 * MIN_DEFINED:.0f}%)")
-    return f"{r['rho']:.2f} [{r['low']:.2f}, {r['high']:.2f}] ({r['sign']})"
+    where = {"+": "above 0", "-": "below 0", "0": "contains 0"}[r["sign"]]
+    return f"{r['rho']:.2f} [{r['low']:.2f}, {r['high']:.2f}] ({where})"
 
 
 def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame) -> dict:
@@ -130,7 +131,8 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
     }
     up = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == "upper_mean")]
     within = up[up["multiplier"] != "pooled"]
-    out["upper_within"] = "; ".join(f"{r['multiplier']}: {_interval(r)}" for _, r in within.iterrows())
+    out["upper_within"] = "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
+                                    for _, r in within.iterrows())
     pooled = up[up["multiplier"] == "pooled"].iloc[0]
     out["upper_pooled"] = _interval(pooled)
     return out
