@@ -17,6 +17,9 @@ SPEC = ChapterSpec(
         Param("d3_betas", [8.0], "float_list", "Inverse temperatures of a d = 3 ball sweep (paper profile).",
               low=1.0, high=1e4, max_len=16),
         Param("include_d3", False, "bool", "Run the d = 3 ball sweep."),
+        Param("rounding_tol", 0.001, "float",
+              "Allowed row-l1 change of A when the weights are made whole tokens (sets the integer scale K).",
+              low=1e-9, high=0.5),
     ),
     profiles={
         "quick": {"betas": [64.0, 128.0, 256.0, 512.0], "circle_n": 512, "eps_values": [0.25]},
@@ -26,4 +29,15 @@ SPEC = ChapterSpec(
         lambda v: None if v["spacing_factor"] >= 0.5 or max(v["betas"]) <= 1024 else
         "parameters 'spacing_factor' < 0.5 with 'betas' above 1024 make grids too large; raise spacing_factor",
     ),
+    code={
+        "thm-ball-law": ["attnrank_lite.geometry.gaussian_ball", "attnrank_lite.sweeps.ball_instance",
+                         "attnrank_lite.sweeps.bracket_sweep", "attnrank_lite.sweeps.slope_table"],
+        "prop-gaussian-ball": ["attnrank_lite.geometry.gaussian_ball", "attnrank_lite.ball_law.theta_factor",
+                               "attnrank_lite.ball_law.theta_direct", "attnrank_lite.ball_law.token_count_table",
+                               "attnrank_lite.ball_law.rounding_bound", "attnrank_lite.ball_law.integer_scale",
+                               "attnrank_lite.ball_law.integer_log_multiplicities",
+                               "attnrank_lite.ball_law.rounding_table"],
+        "obs-ball-slopes": ["attnrank_lite.sweeps.slope_table", "attnrank_lite.ball_law.certified_order",
+                            "attnrank_lite.ball_law.loglog_crossing", "attnrank_lite.ball_report.key_numbers"],
+    },
 )
