@@ -26,4 +26,20 @@ SPEC = ChapterSpec(
         lambda v: None if v["blocks"] <= v["n"] else
         f"parameter 'blocks' must be at most n = {v['n']}; got {v['blocks']}",
     ),
+    code={
+        "def-attention": ["attnrank_lite.attention.softmax_attention"],
+        "def-rank-eps": ["attnrank_lite.norms.row_l1", "attnrank_lite.bracket.rank_bracket"],
+        "prop-bounded-outputs": ["attnrank_lite.norms.worst_case_values",
+                                 "attnrank_lite.norms.bounded_output_error",
+                                 "attnrank_lite.constructions.random_bounded_values_max"],
+        "prop-cluster-mass": ["attnrank_lite.certificates.ClusterMassCertificate",
+                              "attnrank_lite.lower.cluster_mass_lower_bound"],
+        "prop-frobenius-tail": ["attnrank_lite.certificates.FrobeniusTailCertificate",
+                                "attnrank_lite.lower.frobenius_tail_lower_bound"],
+        "prop-exact-cases": ["attnrank_lite.constructions.exact_cases"],
+        "prop-invariances": ["attnrank_lite.attention.row_softmax", "attnrank_lite.bracket_algebra.intersect",
+                             "attnrank_lite.bracket_algebra.monotone_envelope"],
+        "prop-multiplicity": ["attnrank_lite.constructions.merge_duplicate_keys",
+                              "attnrank_lite.constructions.split_keys"],
+    },
 )
