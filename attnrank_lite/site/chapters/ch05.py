@@ -23,4 +23,13 @@ SPEC = ChapterSpec(
         "quick": {"n": 100, "n_pairs": 5000, "decays": [0.3, 0.85], "betas": [1.0, 8.0]},
         "paper": {"n": 1000, "d": 16, "n_pairs": 200000, "betas": [1.0, 4.0, 16.0, 64.0]},
     },
+    code={
+        "lem-softmax-perturbation": ["attnrank_lite.interaction.oscillation_bound",
+                                     "attnrank_lite.interaction.softmax_perturbation_bound",
+                                     "attnrank_lite.constructions.two_level_example"],
+        "prop-truncation-residual": ["attnrank_lite.interaction.residual_bounds",
+                                     "attnrank_lite.interaction.truncate_interaction"],
+        "def-tolerance-dimension": ["attnrank_lite.interaction.tolerance_dimension"],
+        "thm-interaction-subspaces": ["attnrank_lite.truncation.truncation_tradeoff"],
+    },
 )
