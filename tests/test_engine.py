@@ -17,8 +17,29 @@ from attnrank_lite import (
     softmax_attention,
     worst_case_values,
 )
-from attnrank_lite.constructions import block_uniform, tampered_copies, uniform_matrix
 from attnrank_lite.geometry import circle_points
+
+
+def uniform_matrix(n):
+    """J / n as the softmax of zero logits (stored rows never sum to more than 1 exactly)."""
+    return row_softmax(np.zeros((n, n)))
+
+
+def block_uniform(n, b):
+    """Block-diagonal matrix of b uniform blocks of near-equal sizes."""
+    labels = np.repeat(np.arange(b), np.diff(np.linspace(0, n, b + 1).round().astype(int)))
+    return row_softmax(np.where(labels[:, None] == labels[None, :], 0.0, -np.inf))
+
+
+def tampered_copies(bracket):
+    """The upper certificate with its largest |L| entry moved by 1; the first group made to
+    overlap the second."""
+    L = bracket.upper_certificate.L.copy()
+    L[np.unravel_index(np.argmax(np.abs(L)), L.shape)] += 1.0
+    g = [list(x) for x in bracket.lower_groups]
+    g[0] = sorted(set(g[0]) | {g[1][0]})
+    return (SubspaceCertificate(L, bracket.upper_certificate.R.copy()),
+            ClusterMassCertificate(list(bracket.lower_rows), g))
 
 
 # ---------------------------------------------------------------- attention and the norm
@@ -224,3 +245,67 @@ def test_circle_reference_brackets_and_sqrt_growth():
     lo = np.polyfit(np.log(betas), np.log([b.lower for b in brackets]), 1)[0]
     hi = np.polyfit(np.log(betas), np.log([b.upper for b in brackets]), 1)[0]
     assert 0.4 <= lo <= 0.6 and 0.4 <= hi <= 0.6
+
+
+# ---------------------------------------------------------------- the API refuses what it cannot mean (issue 10)
+
+def test_complex_input_is_a_type_error_not_a_cast():
+    with pytest.raises(TypeError, match="complex"):
+        rank_bracket(1j * np.eye(3), 0.1)
+    with pytest.raises(TypeError, match="complex"):
+        rank_bracket(np.eye(3) + 0j, 0.1)  # even with zero imaginary part
+    with pytest.raises(TypeError, match="complex"):
+        softmax_attention(np.eye(3) * (1 + 1j))
+    with pytest.raises(TypeError, match="complex"):
+        row_l1(np.eye(2) * 1j)
+
+
+@pytest.mark.parametrize("eps,err", [(None, TypeError), (True, TypeError), (np.bool_(False), TypeError),
+                                     ("0.1", TypeError), (0.1 + 0j, TypeError), (np.nan, ValueError),
+                                     (-0.1, ValueError), (np.inf, ValueError)])
+def test_bad_eps_names_eps(eps, err):
+    with pytest.raises(err, match="eps"):
+        rank_bracket(np.eye(3), eps)
+
+
+def test_log_weights_must_be_one_per_key():
+    Q = np.random.default_rng(0).normal(size=(4, 2))
+    K = np.random.default_rng(1).normal(size=(6, 2))
+    with pytest.raises(ValueError, match="log_weights.*1-D"):
+        softmax_attention(Q, K, log_weights=np.zeros((2, 3)))  # 6 entries, but not one per key
+    with pytest.raises(ValueError, match="log_weights"):
+        softmax_attention(Q, K, log_weights=np.zeros(5))
+    with pytest.raises(ValueError, match="log_weights"):
+        softmax_attention(Q, K, log_weights=np.r_[np.zeros(5), np.nan])
+
+
+def test_beta_overflow_is_named():
+    X = np.array([[2.0, 0.0], [0.0, 2.0]])
+    with pytest.raises(ValueError, match="beta.*overflow"):
+        softmax_attention(X, beta=1e308)
+    # unit vectors: beta <q, k> <= 1e308 stays finite, and the result is the exact limit
+    A = softmax_attention(np.eye(3), beta=1e308)
+    assert np.array_equal(A > 0.5, np.eye(3, dtype=bool)) and np.all(A[~np.eye(3, dtype=bool)] == 0)
+
+
+def test_zero_queries_give_an_empty_result_and_zero_keys_a_clear_error():
+    K = np.eye(3)
+    A = softmax_attention(np.zeros((0, 3)), K, beta=2.0)
+    assert A.shape == (0, 3)
+    b = rank_bracket(A, 0.1)
+    assert (b.lower, b.upper) == (0, 0) and b.verify(A, 0.1)
+    with pytest.raises(ValueError, match="key"):
+        softmax_attention(np.eye(3), np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize("eps", [1e154, 1e155, 1e200, 1.7e308])
+def test_huge_eps_gives_rank_zero_without_overflow(eps):
+    A = uniform_matrix(5)
+    b = rank_bracket(A, eps)
+    assert (b.lower, b.upper) == (0, 0) and b.verify(A, eps)
+    # a non-stochastic matrix whose entries are as huge as eps: still a valid bracket
+    B = np.diag([1e200, 3e200, 2e200])
+    for e in (1e160, 2.5e200):
+        c = rank_bracket(B, e)
+        assert c.lower <= c.upper and c.verify(B, e)
+    assert rank_bracket(B, 1e160).upper == 3 and rank_bracket(B, 2.5e200).upper == 1
