@@ -14,12 +14,16 @@ import pandas as pd
 __all__ = ["format_values", "key_numbers"]
 
 
-def format_values(values) -> str:
-    """``"64, 128 and 256"`` for a list of numbers; ``"none"`` when empty."""
+def format_values(values, name: str | None = None) -> str:
+    """``"64, 128 and 256"`` for a list of numbers; ``"none"`` when empty.
+
+    With ``name`` (e.g. ``"β"``): ``"β = 64, 128 and 256"``, or ``"no β of this run"``.
+    """
     v = [f"{x:g}" for x in values]
     if not v:
-        return "none"
-    return v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
+        return "none" if name is None else f"no {name} of this run"
+    text = v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
+    return text if name is None else f"{name} = {text}"
 
 
 def _small(v: float) -> str:
@@ -65,6 +69,9 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
     up, up_ci, up_v = _slope(slopes, "gaussian", eps0, "upper")
     ulo, ulo_ci, _ = _slope(slopes, "uniform", eps0, "lower")
     uup, uup_ci, _ = _slope(slopes, "uniform", eps0, "upper")
+    urow = slopes[(slopes["weights"] == "uniform") & np.isclose(slopes["eps"], eps0)
+                  & (slopes["end"] == "upper")].iloc[0]
+    u_in = bool(urow.ci_low <= (d - 1) / 2 <= urow.ci_high)
     between = lo_v <= d / 2 <= up_v
     worst1 = rounding.loc[rounding["change_1"].idxmax()]
     sweep_last = rounding.sort_values("beta").iloc[-1]
@@ -94,9 +101,10 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_lo": lo, "c3_lo_ci": lo_ci, "c3_up": up, "c3_up_ci": up_ci,
         "c3_between": ("lies between them" if between else "does not lie between them"),
         "c3_ulo": ulo, "c3_ulo_ci": ulo_ci, "c3_uup": uup, "c3_uup_ci": uup_ci,
-        "c3_circle_above": format_values(order.loc[order["order"] == "circle above", "beta"]),
-        "c3_ball_above": format_values(order.loc[order["order"] == "ball above", "beta"]),
-        "c3_overlap": format_values(order.loc[order["order"] == "overlap", "beta"]),
+        "c3_uup_contains": "contains" if u_in else "does not contain",
+        "c3_circle_above": format_values(order.loc[order["order"] == "circle above", "beta"], "β"),
+        "c3_ball_above": format_values(order.loc[order["order"] == "ball above", "beta"], "β"),
+        "c3_overlap": format_values(order.loc[order["order"] == "overlap", "beta"], "β"),
         "c3_crossing": (f"{crossing:.0f}" if np.isfinite(crossing) and crossing > 0
                         else "nowhere (parallel fitted lines)"),
     }

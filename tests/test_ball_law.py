@@ -130,3 +130,5 @@ def test_certified_order_and_crossing():
     assert math.isnan(bl.loglog_crossing(x, 2 * x, 3 * x))
     assert format_values([64.0, 128.0, 256.0]) == "64, 128 and 256"
     assert format_values([]) == "none"
+    assert format_values([], "β") == "no β of this run"
+    assert format_values([64.0], "β") == "β = 64"
