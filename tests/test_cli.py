@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attnrank_lite.site import runner
+from attnrank_lite.site import outputs, runner
 from attnrank_lite.site.chapters import NOTEBOOK_DIR, all_chapters, get_chapter
 from attnrank_lite.site.params import ParameterError, validate_notebook_parameters
 
@@ -59,13 +59,14 @@ def test_unknown_chapter(tmp_path):
 def test_run_writes_notebook_tables_and_record(tmp_path):
     res = cli("run", "1", "--profile", "quick", "-p", "eps", "0.3", "-o", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    nb = nbformat.read(tmp_path / "01_approximation_rank.ipynb", as_version=4)
+    run = tmp_path / "ch01"
+    nb = nbformat.read(run / "01_approximation_rank.ipynb", as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and "eps = 0.3" in injected[0].source
-    rec = json.loads((tmp_path / "01_approximation_rank.run.json").read_text())
+    rec = json.loads((run / "01_approximation_rank.run.json").read_text())
     assert rec["parameters"]["eps"] == 0.3 and rec["profile"] == "quick"
     assert rec["parameters"]["n"] == get_chapter("ch01").profiles["quick"]["n"]
-    assert rec["results"] and all((tmp_path / r).exists() for r in rec["results"])
+    assert rec["results"] and all((run / r).exists() for r in rec["results"])
     assert not list(tmp_path.glob(".partial-*"))
 
 
@@ -79,7 +80,7 @@ def test_failing_notebook_leaves_nothing_behind(tmp_path, monkeypatch):
     out = tmp_path / "out"
     with pytest.raises(runner.RunFailed, match="boom in the middle"):
         runner.run_chapter("ch01", profile="quick", outdir=out)
-    assert list(out.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == [outputs.MARKER]  # the folder's marker, nothing else
 
 
 def test_notebook_validation_rejects_stray_and_bad_values():

@@ -1,17 +1,57 @@
-"""Command line: ``python -m attnrank_lite {list, run, build}``."""
+"""Command line: ``python -m attnrank_lite {list, run, build}``.
+
+Every failure is one line on standard error, ``error: <what failed, where, what to do>``, with
+an exit status of its own (:data:`EXIT`); ``--debug`` adds the full traceback. SIGINT (Ctrl-C)
+and SIGTERM (``timeout``, a cancelled CI job) stop the run, remove its partial folder and leave
+the previous outputs as they were (exit 130 and 143).
+"""
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import traceback
 
 from ..progress import terminal_device
-from .build import build_book
+from .build import BuildFailed, build_book
 from .chapters import all_chapters
-from .runner import RunFailed, resolve_parameters, run_chapter
+from .memory import TooLarge
+from .outputs import OutputError
+from .runner import CellTimeout, KernelDied, RunFailed, resolve_parameters, run_chapter
 from .spec import PROFILES, ParameterError, parse_value
 
-__all__ = ["main"]
+__all__ = ["main", "EXIT", "Terminated"]
+
+#: exit status of each kind of failure
+EXIT = {
+    "ok": 0,
+    "cell failed": 1,
+    "bad parameter": 2,
+    "output folder refused": 3,
+    "too large for this machine": 4,
+    "cell timeout": 5,
+    "kernel died": 6,
+    "site build failed": 7,
+    "file system error": 8,
+    "internal error": 9,
+    "interrupted (SIGINT)": 130,
+    "terminated (SIGTERM)": 143,
+}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every cleanup path runs."""
+
+
+_signalled: list[int] = []
+
+
+def _on_signal(signum, frame):
+    if _signalled:  # cleanup of the first signal is under way: do not interrupt it
+        return
+    _signalled.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def _cmd_list(args) -> int:
@@ -41,44 +81,102 @@ def _cmd_run(args) -> int:
             raise ParameterError(f"parameter {name!r} given twice")
         overrides[name] = parse_value(value)
     spec, values = resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
+    args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
     interactive = _progress_to_terminal()
-    try:
-        rec = run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
-                          progress_bar=interactive)
-    except RunFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{spec.notebook}: executed in {rec['seconds']:.1f} s -> {args.output}/{spec.notebook}")
+    rec = run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
+                      progress_bar=interactive)
+    folder = os.path.join(args.output, spec.key)
+    print(f"{spec.notebook}: executed in {rec['seconds']:.1f} s -> {os.path.join(folder, spec.notebook)}")
     for r in rec["results"]:
-        print(f"  table {args.output}/{r}")
+        print(f"  table {os.path.join(folder, r)}")
     return 0
 
 
 def _cmd_build(args) -> int:
+    args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
     _progress_to_terminal()
     build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings)
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attnrank_lite",
+def _positive_seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of seconds; got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds; got {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show the full traceback of a failure")
+    parser = argparse.ArgumentParser(prog="python -m attnrank_lite", parents=[common],
                                      description="Run the attnrank book's chapters and build the site.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="chapters and their parameters with defaults")
-    run = sub.add_parser("run", help="execute one chapter notebook with papermill")
+    sub.add_parser("list", parents=[common], help="chapters and their parameters with defaults")
+    run = sub.add_parser("run", parents=[common], help="execute one chapter notebook with papermill")
     run.add_argument("notebook", help="chapter key (ch02), number (2) or notebook name")
     run.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="set a parameter (VALUE is a Python/JSON literal or a plain string)")
     run.add_argument("--profile", choices=PROFILES, default="book")
-    run.add_argument("-o", "--output", default="runs", help="output folder (default: runs)")
-    run.add_argument("--timeout", type=int, default=3600, help="per-cell timeout in seconds")
-    build = sub.add_parser("build", help="execute every chapter and build the website")
+    run.add_argument("-o", "--output", default="runs",
+                     help="output folder (default: runs); the run goes to OUTPUT/chNN/")
+    run.add_argument("--timeout", type=_positive_seconds, default=3600,
+                     help="per-cell timeout in seconds, a positive whole number (default 3600)")
+    build = sub.add_parser("build", parents=[common], help="execute every chapter and build the website")
     build.add_argument("--profile", choices=PROFILES, default="book")
-    build.add_argument("-o", "--output", default="_build")
+    build.add_argument("-o", "--output", default="_build", help="output folder; the site goes to OUTPUT/html")
     build.add_argument("--allow-warnings", action="store_true", help="do not fail on Sphinx warnings")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _fail(args, kind: str, message: str) -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exc()
+        log = getattr(sys.exc_info()[1], "kernel_log", "")
+        if log:
+            print("--- the notebook kernel's standard error (last lines) ---\n" + log, file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT[kind]
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    args.where = ""
+    _signalled.clear()
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return {"list": _cmd_list, "run": _cmd_run, "build": _cmd_build}[args.command](args)
+    except Terminated:
+        return _fail(args, "terminated (SIGTERM)", f"terminated (SIGTERM) {args.where}".rstrip())
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted (SIGINT)", f"interrupted (SIGINT) {args.where}".rstrip())
+    except TooLarge as exc:
+        return _fail(args, "too large for this machine", str(exc))
     except ParameterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, "bad parameter", str(exc))
+    except OutputError as exc:
+        return _fail(args, "output folder refused", str(exc))
+    except CellTimeout as exc:
+        return _fail(args, "cell timeout", str(exc))
+    except KernelDied as exc:
+        return _fail(args, "kernel died", str(exc))
+    except RunFailed as exc:
+        return _fail(args, "cell failed", f"{exc}; nothing was written (rerun with --debug for the traceback)")
+    except BuildFailed as exc:
+        return _fail(args, "site build failed", str(exc))
+    except BrokenPipeError:  # e.g. `list | head`: the reader has gone, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        return _fail(args, "file system error",
+                     f"{exc.strerror or exc} ({exc.filename or 'no file name'}) {args.where}; "
+                     "check free disk space and permissions".replace("  ", " "))
+    except Exception as exc:
+        return _fail(args, "internal error", f"{type(exc).__name__}: {exc} {args.where}; "
+                     "rerun with --debug for the traceback and report it")
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

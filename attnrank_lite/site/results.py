@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +12,9 @@ __all__ = ["save_table"]
 
 def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True) -> Path:
     """Write ``df`` to ``results_dir/name.csv`` atomically and (optionally) show a download link.
+
+    The file is written beside its final name and renamed into place, with the permissions any
+    new file gets (``0666`` less the umask: ``0644`` usually), so a reader never sees half a table.
 
     Parameters
     ----------
@@ -33,10 +36,14 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True)
     folder = Path(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.csv"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as fh:
-        df.to_csv(fh, index=False, float_format="%.10g")
-    os.replace(tmp, path)
+    # a plain exclusive open, not mkstemp: the file gets the usual permissions (0644 under umask 022)
+    tmp = folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with open(tmp, "x", newline="") as fh:
+            df.to_csv(fh, index=False, float_format="%.10g")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     if show:
         from IPython.display import HTML, display
 

@@ -1,27 +1,56 @@
-"""Execute one chapter notebook with papermill: validated parameters, atomic outputs, a run record."""
+"""Execute one chapter notebook with papermill: validated parameters, atomic outputs, a run record.
+
+Layout of an output folder ``OUT`` (``python -m attnrank_lite run chNN -o OUT``)::
+
+    OUT/.attnrank-output                 marker: this folder is ours (see outputs.py)
+    OUT/chNN/NN_slug.ipynb               the executed notebook
+    OUT/chNN/NN_slug.run.json            its run record (parameters, versions, time, tables)
+    OUT/chNN/results/chNN/*.csv          its results tables (the notebook links them relatively)
+
+A run writes ``OUT/.partial-<pid>-chNN-XXXX/`` and, once the notebook has succeeded and the run
+record is written, swaps it with ``OUT/chNN`` in one atomic ``rename`` (:func:`outputs.exchange`):
+the three parts of a run are always replaced together, a reader finds the previous run or the
+new one, never a mix and never nothing, and an interrupt at any moment leaves the previous run
+as it was and no partial folder behind. The previous run stays, hidden, in ``OUT/.retired-chNN``
+until the next run (for a reader who was inside it during the swap).
+"""
 from __future__ import annotations
 
 import json
 import os
 import platform
 import shutil
-import tempfile
+import sys
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .chapters import NOTEBOOK_DIR, get_chapter
+import nbformat
+
+from . import outputs
+from .chapters import NOTEBOOK_DIR, all_chapters, get_chapter
+from .memory import check_memory
 from .spec import ParameterError
 
-__all__ = ["resolve_parameters", "run_chapter", "RunFailed", "package_versions", "ParameterError"]
+__all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",
+           "ParameterError", "check_run_output", "run_dir"]
 
 KEY_PACKAGES = ("numpy", "scipy", "matplotlib", "pandas", "torch", "transformers", "papermill",
                 "jupyter-book", "sphinx", "sphinx-proof", "myst-nb")
 
 
 class RunFailed(RuntimeError):
-    """The notebook raised while executing; the message names the failing cell's error."""
+    """The notebook raised while executing; the message names the chapter, the cell and the error."""
+
+
+class CellTimeout(RunFailed):
+    """A cell ran past the per-cell timeout."""
+
+
+class KernelDied(RunFailed):
+    """The notebook's kernel died (out of memory, killed from outside)."""
 
 
 def package_versions() -> dict:
@@ -37,40 +66,90 @@ def package_versions() -> dict:
     return out
 
 
-def resolve_parameters(chapter: str, overrides: dict | None = None, profile: str = "book"):
-    """Validate a chapter's parameters before any work.
+def resolve_parameters(chapter: str, overrides: dict | None = None, profile: str = "book",
+                       available_memory: float | None = None):
+    """Validate a chapter's parameters before any work, memory estimate included.
 
     Returns
     -------
     spec : ChapterSpec
     values : dict
         The full, validated parameter set: the profile's values updated by ``overrides``.
+
+    Raises
+    ------
+    ParameterError
+        A wrong name or value; :class:`~attnrank_lite.site.memory.TooLarge` when the estimated
+        memory exceeds what is available.
     """
     spec = get_chapter(chapter)
     values = spec.profile(profile)
     values.update(spec.validate(overrides or {}, partial=True))
-    return spec, spec.validate(values)
+    values = spec.validate(values)
+    check_memory(spec, values, available_memory)
+    return spec, values
 
 
-def _tag_injected_cell(path: Path) -> None:
-    """Papermill does not copy tags onto its injected-parameters cell: give it the parameters cell's
-    display tags so the page shows the values it ran with in the same style."""
-    import nbformat
+def run_dir(outdir: str | os.PathLike, key: str) -> Path:
+    """The folder of a chapter's run inside an output folder."""
+    return Path(outdir) / key
 
+
+#: entry names of output folders written before the marker file existed (accepted as ours)
+def _legacy_names() -> frozenset:
+    names = {"results"}
+    for s in all_chapters():
+        names |= {s.notebook, f"{s.stem}.run.json", s.key}
+    return frozenset(names)
+
+
+def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
+    """Check (and create) the output folder of a run before any work; return it, absolute.
+
+    Raises :class:`~attnrank_lite.site.outputs.OutputError` with a one-line reason.
+    """
+    out = outputs.prepare_output(outdir, legacy=_legacy_names())
+    slot = run_dir(out, key)
+    if (slot.exists() or slot.is_symlink()) and not slot.is_dir():
+        raise outputs.OutputError(f"{slot} is a file, not a chapter run folder; remove it or choose another "
+                                  "output folder with -o")
+    return out
+
+
+def _mark_parameters_once(path: Path) -> None:
+    """Show the parameters once on the page, as those of this run, the defaults folded away.
+
+    Papermill keeps the notebook's ``parameters`` cell (the book defaults) and adds an
+    ``injected-parameters`` cell after it with the values of this run (and no display tags: it
+    copies none). The defaults cell gets ``hide-input`` (folded behind a toggle on the page) and a
+    first line saying what it is; the injected cell keeps its input visible under the heading
+    comment ``# Parameters of this run``.
+    """
     nb = nbformat.read(path, as_version=4)
-    tags = []
+    if not any("injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells):
+        return
     for cell in nb.cells:
-        t = cell.get("metadata", {}).get("tags", [])
-        if "parameters" in t:
-            tags = [x for x in t if x != "parameters"]
-    for cell in nb.cells:
-        t = cell.setdefault("metadata", {}).setdefault("tags", [])
-        if "injected-parameters" in t:
-            for x in tags:
-                if x not in t:
-                    t.append(x)
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "parameters" in tags:
+            if "hide-input" not in tags:
+                tags.append("hide-input")
+            cell.source = DEFAULTS_HEADER + "\n" + cell.source
+        elif "injected-parameters" in tags:
+            for t in ("remove-cell", "remove-input", "hide-input", "hide-cell"):
+                if t in tags:
+                    tags.remove(t)
+            body = "\n".join(line for line in cell.source.splitlines() if line.strip() != "# Parameters")
+            cell.source = RUN_HEADER + "\n" + body.strip()
     nbformat.write(nb, path)
 
+
+#: first lines of the two parameter cells in an executed notebook (see _mark_parameters_once)
+DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
+RUN_HEADER = "# Parameters of this run"
+
+
+#: the kernel's own standard error during a run (removed on success; shown by --debug on failure)
+KERNEL_LOG = ".kernel-stderr.log"
 
 #: figures must be embedded in the executed notebook whatever MPLBACKEND the caller has set
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -91,14 +170,119 @@ def _environment(values: dict):
                 os.environ[k] = v
 
 
+def _child_kernels() -> list[int]:
+    """Process ids of this process's notebook kernels (its children running ipykernel)."""
+    me = str(os.getpid())
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if fields[1] != me:
+                continue
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if b"ipykernel" in cmd:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def _stop_kernels() -> None:
+    import signal
+
+    for pid in _child_kernels():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _execute(**kwargs) -> None:
+    """``papermill.execute_notebook`` in a worker thread, so that an interrupt (SIGINT, or SIGTERM
+    turned into an exception by the command line) reaches this thread at once: the kernel is then
+    stopped, the worker joined, and the interrupt re-raised for the caller's cleanup.
+    (Run in the main thread, nbclient would take over SIGINT/SIGTERM itself.)"""
+    import papermill as pm
+
+    box: dict = {}
+
+    def work():
+        try:
+            pm.execute_notebook(**kwargs)
+        except BaseException as exc:  # handed to the calling thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="attnrank-papermill", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except BaseException:
+        _stop_kernels()
+        worker.join(30)
+        raise
+    if "error" in box:
+        raise box["error"]
+
+
+def _failed_cell(path: Path) -> str:
+    """``cell N`` (N = In [N], counting code cells) that was running when execution stopped, as far
+    as papermill saved the notebook."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:
+        return "an unknown cell"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    started = [i for i, c in enumerate(code, 1)
+               if c.get("metadata", {}).get("papermill", {}).get("status", "pending") != "pending"]
+    return f"cell {started[-1]}" if started else "an unknown cell"
+
+
+@contextmanager
+def _stderr_to_file(path: Path):
+    """Send file descriptor 2 to ``path`` while the notebook runs: the kernel inherits it, so its
+    own log lines (and tracebacks of its shutdown after a timeout) go to the file instead of
+    between the user's messages. Python-level writes to ``sys.stderr`` (papermill's progress bar)
+    still reach the original stream."""
+    try:
+        real = sys.stderr is not None and sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        real = False
+    if real:
+        sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
+    old = sys.stderr
+    if real:
+        sys.stderr = open(os.dup(saved), "w", buffering=1, encoding=old.encoding, errors="backslashreplace")
+    try:
+        yield
+    finally:
+        if real:
+            sys.stderr.close()
+            sys.stderr = old
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _log_tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
                 outdir: str | os.PathLike = "runs", timeout: int | None = 1800,
                 progress_bar: bool = False, log_output: bool = False) -> dict:
-    """Execute a chapter notebook into ``outdir`` and return its run record.
+    """Execute a chapter notebook into ``outdir/<key>/`` and return its run record.
 
-    Everything is written into a temporary folder inside ``outdir`` and moved into place only
-    after the notebook succeeded: ``outdir/<notebook>.ipynb``, ``outdir/results/<key>/*.csv`` and
-    ``outdir/<stem>.run.json``. On failure nothing is left behind and :class:`RunFailed` is raised.
+    Everything is checked first (parameters, memory estimate, output folder), then written into
+    a partial folder inside ``outdir`` and swapped into place in one step after the notebook
+    succeeded (see the module docstring). On failure or interrupt the partial folder is removed
+    and the previous run, if any, is left as it was.
 
     Parameters
     ----------
@@ -109,31 +293,54 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
     profile : {"quick", "book", "paper"}
     outdir : path
     timeout : int or None
-        Per-cell timeout in seconds.
+        Per-cell timeout in seconds (a positive number; None: no limit).
+
+    Raises
+    ------
+    ParameterError, TooLarge, OutputError
+        Before any work.
+    RunFailed, CellTimeout, KernelDied
+        The notebook failed; the message names the chapter and the cell.
     """
     import papermill as pm
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+    if timeout is not None and (isinstance(timeout, bool) or not timeout > 0):
+        raise ParameterError(f"timeout must be a positive number of seconds (or None); got {timeout!r}")
     spec, values = resolve_parameters(chapter, overrides, profile)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=outdir))
+    out = check_run_output(outdir, spec.key)
+    tmp = outputs.partial_dir(out, spec.key)
+    where = f"{spec.key} ({spec.notebook})"
     try:
         out_nb = tmp / spec.notebook
         kernel_env = {"MPLBACKEND": INLINE_BACKEND}
         if not log_output:
             kernel_env["ATTNRANK_PROGRESS"] = "0"
         started = time.time()
+        log = tmp / KERNEL_LOG
         try:
-            with _environment(kernel_env):
-                pm.execute_notebook(
-                    str(NOTEBOOK_DIR / spec.notebook), str(out_nb), parameters=values, cwd=str(tmp),
-                    kernel_name="python3", progress_bar=progress_bar, log_output=log_output,
-                    execution_timeout=timeout, report_mode=False,
-                )
+            with _environment(kernel_env), _stderr_to_file(log):
+                _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
+                         parameters=values, cwd=str(tmp), kernel_name="python3", progress_bar=progress_bar,
+                         log_output=log_output, execution_timeout=timeout, report_mode=False)
         except pm.PapermillExecutionError as exc:
-            raise RunFailed(f"{spec.notebook} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+            err = RunFailed(f"{where} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}")
+            err.kernel_log = _log_tail(log)
+            raise err from exc
+        except CellTimeoutError as exc:
+            err = CellTimeout(f"{where}: {_failed_cell(out_nb)} ran longer than the timeout of {timeout} s; "
+                              "raise --timeout or choose smaller parameters")
+            err.kernel_log = _log_tail(log)
+            raise err from exc
+        except DeadKernelError as exc:
+            err = KernelDied(f"{where}: the notebook's kernel died in {_failed_cell(out_nb)} (out of memory, "
+                             "or killed from outside); try smaller parameters")
+            err.kernel_log = _log_tail(log)
+            raise err from exc
         seconds = time.time() - started
-        _tag_injected_cell(out_nb)
+        log.unlink(missing_ok=True)
+        _mark_parameters_once(out_nb)
+        results = tmp / "results"
         record = {
             "chapter": spec.key,
             "title": spec.title,
@@ -145,21 +352,11 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "versions": package_versions(),
-            "results": sorted(p.relative_to(tmp).as_posix() for p in (tmp / "results").rglob("*.csv"))
-            if (tmp / "results").exists() else [],
+            "results": sorted(p.relative_to(tmp).as_posix() for p in results.rglob("*.csv"))
+            if results.exists() else [],
         }
         (tmp / f"{spec.stem}.run.json").write_text(json.dumps(record, indent=2))
-        # move into place: results folder of this chapter replaced whole, files by os.replace
-        src_res = tmp / "results"
-        if src_res.exists():
-            for sub in src_res.iterdir():
-                dst = outdir / "results" / sub.name
-                if dst.exists():
-                    shutil.rmtree(dst)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(sub, dst)
-        os.replace(tmp / f"{spec.stem}.run.json", outdir / f"{spec.stem}.run.json")
-        os.replace(out_nb, outdir / spec.notebook)
+        outputs.replace_folder(tmp, run_dir(out, spec.key))  # notebook, record, tables: one rename
         return record
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "PROFILES"]
 
@@ -156,6 +156,13 @@ class ChapterSpec:
     constraints : tuple of callables
         Cross-parameter checks ``f(values) -> str | None``; a string is the error message
         (it should name the parameters involved).
+    memory : callable, optional
+        ``f(values) -> iterable of MemoryNeed``: the memory each large step needs, estimated from
+        the parameters alone; runs that cannot fit are refused before any work
+        (:mod:`attnrank_lite.site.memory`).
+    code : dict
+        Statement label on the chapter's page -> dotted paths of the functions that implement
+        or check it (the "code" column of the theorem index).
     """
 
     key: str
@@ -164,6 +171,8 @@ class ChapterSpec:
     params: tuple
     profiles: dict = field(default_factory=dict)
     constraints: tuple = ()
+    memory: Callable | None = None
+    code: dict = field(default_factory=dict)
 
     def __post_init__(self):
         names = [p.name for p in self.params]

@@ -1,5 +1,16 @@
 """Chapter 1: the max-row-l1 approximation rank."""
+from ..memory import dense_need
 from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """The circle matrix with its full SVD, and the key-split matrices of the spectral contrast."""
+    c = max(v["split_factors"])
+    yield dense_need(v["n_circle"], v["n_circle"], "n_circle", "the circle attention matrix and its SVD")
+    yield dense_need(v["n_circle"], v["n_circle"] * c, "split_factors",
+                     f"the circle matrix with {c} copies per key")
+    yield dense_need(v["n"], v["n"] * c, "split_factors", f"the identity with {c} copies per key")
+
 
 SPEC = ChapterSpec(
     key="ch01",
@@ -26,6 +37,7 @@ SPEC = ChapterSpec(
         lambda v: None if v["blocks"] <= v["n"] else
         f"parameter 'blocks' must be at most n = {v['n']}; got {v['blocks']}",
     ),
+    memory=_memory,
     code={
         "def-attention": ["attnrank_lite.attention.softmax_attention"],
         "def-rank-eps": ["attnrank_lite.norms.row_l1", "attnrank_lite.bracket.rank_bracket"],

@@ -1,5 +1,15 @@
 """Chapter 2: spherical self-attention, Theta(min{n, (1+beta)^{(d-1)/2}})."""
+from ..memory import dense_need
 from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """One dense n x n attention matrix and its bracket per sweep."""
+    for name in ("circle_n", "sphere_n", "d4_n", "config_n", "spectrum_n"):
+        yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
+    n = max(v["nsweep_ns"])
+    yield dense_need(n, n, "nsweep_ns", "the largest circle of the n-sweep")
+
 
 SPEC = ChapterSpec(
     key="ch02",
@@ -39,4 +49,5 @@ SPEC = ChapterSpec(
         lambda v: None if max(v["nsweep_ns"]) <= 4096 else
         f"parameter 'nsweep_ns' must stay <= 4096 (dense brackets); got max {max(v['nsweep_ns'])}",
     ),
+    memory=_memory,
 )

@@ -1,5 +1,19 @@
 """Chapter 3: full-ball geometry, Theta(beta^{d/2})."""
+from ..memory import ball_grid_points, dense_need
 from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """The Gaussian-ball grid's attention matrix at the largest beta of each sweep."""
+    b = max(v["betas"])
+    n = ball_grid_points(v["d"], b, v["spacing_factor"])
+    yield dense_need(n, n, "betas", f"the d = {v['d']} ball grid at beta = {b:g}")
+    yield dense_need(v["circle_n"], v["circle_n"], "circle_n", "the circle attention matrix")
+    if v["include_d3"]:
+        b3 = max(v["d3_betas"])
+        n3 = ball_grid_points(3, b3, v["spacing_factor"])
+        yield dense_need(n3, n3, "d3_betas", f"the d = 3 ball grid at beta = {b3:g}")
+
 
 SPEC = ChapterSpec(
     key="ch03",
@@ -29,6 +43,7 @@ SPEC = ChapterSpec(
         lambda v: None if v["spacing_factor"] >= 0.5 or max(v["betas"]) <= 1024 else
         "parameters 'spacing_factor' < 0.5 with 'betas' above 1024 make grids too large; raise spacing_factor",
     ),
+    memory=_memory,
     code={
         "thm-ball-law": ["attnrank_lite.geometry.gaussian_ball", "attnrank_lite.sweeps.ball_instance",
                          "attnrank_lite.sweeps.bracket_sweep", "attnrank_lite.sweeps.slope_table"],

@@ -1,6 +1,7 @@
 """Chapter 4: the row-softmax quotient and the r/2 law."""
 import itertools
 
+from ..memory import ball_grid_points, dense_need
 from ..spec import ChapterSpec, Param
 
 
@@ -15,6 +16,16 @@ def _sorted_betas(v):
             return (f"parameter {name!r} needs at least fit_points = {v['fit_points']} values; "
                     f"got {len(v[name])}")
     return None
+
+
+def _memory(v):
+    """The hidden Gaussian-ball instances (grid spacing 1/(2 sqrt(beta))) and the random ones."""
+    for r in (1, 2, 3):
+        b = max(v[f"betas_r{r}"])
+        n = ball_grid_points(r, b, 0.5)
+        yield dense_need(n, n, f"betas_r{r}", f"the r = {r} ball instance at beta = {b:g}")
+    for name in ("n_random", "poly_n"):
+        yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
 
 
 SPEC = ChapterSpec(
@@ -72,4 +83,5 @@ SPEC = ChapterSpec(
         "prop-polynomial-certificate": ["attnrank_lite.polynomial.polynomial_certificate",
                                         "attnrank_lite.polynomial.degree_table"],
     },
+    memory=_memory,
 )

@@ -1,5 +1,12 @@
 """Chapter 5: approximate interaction subspaces."""
+from ..memory import dense_need
 from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """The n x n heads and their brackets."""
+    yield dense_need(v["n"], v["n"], "n", "a random head's attention matrix and its bracket")
+
 
 SPEC = ChapterSpec(
     key="ch05",
@@ -32,4 +39,5 @@ SPEC = ChapterSpec(
         "def-tolerance-dimension": ["attnrank_lite.interaction.tolerance_dimension"],
         "thm-interaction-subspaces": ["attnrank_lite.truncation.truncation_tradeoff"],
     },
+    memory=_memory,
 )

@@ -1,5 +1,19 @@
 """Chapter 6: the BERT calibration on real pretrained weights."""
+from ..memory import BRACKET_COPIES, MemoryNeed
 from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """The model, the per-head queries and keys of every sequence, and one head's brackets."""
+    large = "large" in str(v["model"]).lower()
+    yield MemoryNeed((1.4 if large else 0.5) * 2 ** 30, "model", "the model's weights in float32")
+    seqs = v["n_sequences"] or 100
+    layers = len(v["layers"]) if v["layers"] else 7
+    heads = len(v["heads"]) if v["heads"] else (16 if large else 12)
+    t = v["max_tokens"]
+    yield MemoryNeed(2.0 * 8 * 64 * t * seqs * layers * heads + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
+                     f"queries and keys of {layers} x {heads} heads for {seqs} sequences of {t} tokens")
+
 
 SPEC = ChapterSpec(
     key="ch06",
@@ -43,4 +57,5 @@ SPEC = ChapterSpec(
         lambda v: None if v["tau"] < v["eps"] else
         f"parameter 'tau' must be below eps = {v['eps']} (the polynomial certificate gets eps - tau); got {v['tau']}",
     ),
+    memory=_memory,
 )
