@@ -201,7 +201,11 @@ def gaussian_ball(d: int, beta: float, spacing_factor: float = 0.5, radius: floa
 
     and the row factor :math:`e^{\beta|x_i|^2/2}` cancels in the softmax, so
     ``softmax_attention(X, X, beta, log_weights)`` is the row-normalised Gaussian kernel
-    :math:`A_{ij} \propto e^{-\beta|x_i - x_j|^2/2}`.
+    :math:`A_{ij} \propto e^{-\beta|x_i - x_j|^2/2}` (``prop-gaussian-ball``).
+
+    The weights are real numbers. For whole tokens scale them by an integer :math:`K` before
+    rounding (:func:`attnrank_lite.ball_law.integer_log_multiplicities`): rounding
+    :math:`w_j \approx 1` itself near the boundary changes a weight by up to 50%.
 
     Parameters
     ----------
@@ -260,10 +264,12 @@ def log_effective_token_count(log_weights) -> float:
 def effective_token_count(log_weights) -> float:
     r"""Effective token count :math:`n_\text{eff} = \sum_j w_j = \sum_j e^{\log w_j}`.
 
-    A key of multiplicity :math:`w_j` acts exactly as :math:`w_j` identical tokens
-    (SPEC Prop. 1.4), so this is the number of tokens the weighted instance stands for.
+    A key of integer multiplicity :math:`w_j` acts exactly as :math:`w_j` identical tokens
+    (``prop-multiplicity``), so this is the number of tokens the weighted instance stands for.
     For the Gaussian ball (radius 1/2, spacing :math:`s/\sqrt\beta`),
-    :math:`n_\text{eff} \approx (2\pi)^{d/2} s^{-d} e^{\beta/8}` (a Riemann sum of a Gaussian integral).
+    :math:`n_\text{eff} = (2\pi)^{d/2} s^{-d}\theta(s)^d e^{\beta/8} f_\beta` with the constant
+    lattice factor :math:`\theta(s)` (:func:`attnrank_lite.ball_law.theta_factor`) and
+    :math:`f_\beta \to 1` (``prop-gaussian-ball``).
     Returns ``inf`` when the count overflows float64; use :func:`log_effective_token_count` then.
 
     Parameters
