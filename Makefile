@@ -20,8 +20,10 @@ install: $(STAMP)
 book: $(STAMP) mathjax
 	$(PY) -m attnrank_lite build --profile book --output _build
 
-## make test: install, then unit tests, every notebook (quick profile), the site build and the browser check
+## make test: install, lint (ruff, config in pyproject.toml), then unit tests, every notebook (quick profile),
+## the site build and the browser check
 test: $(STAMP) browser-deps mathjax
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 ## MathJax for the offline-readable site: npm package mathjax (pinned in attnrank_lite/site/site_assets.py)

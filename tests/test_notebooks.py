@@ -6,8 +6,8 @@ import nbformat
 import pytest
 import yaml
 
-from attnrank_lite.site.paths import toc_notebooks
 from attnrank_lite.site.chapters import NOTEBOOK_DIR, all_chapters, get_chapter
+from attnrank_lite.site.paths import toc_notebooks
 
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 REPO = Path(__file__).resolve().parents[1]
