@@ -59,10 +59,13 @@ def block_uniform(n: int, b: int) -> np.ndarray:
 
 
 def split_keys(A: np.ndarray, copies: int) -> np.ndarray:
-    r"""Split every key into ``copies`` identical keys: ``A \otimes 1^T / copies`` (shape (n, m*copies)).
+    r"""Split every key into ``copies`` identical keys: ``A \otimes 1^T / copies``.
+
+    Shape (n, m * copies).
 
     This is the same attention (each original key's mass shared by its copies) and, by
-    ``prop-multiplicity``, has the same :math:`\mathrm{rank}_\varepsilon`; its singular values shrink by
+    ``prop-multiplicity``, has the same :math:`\mathrm{rank}_\varepsilon`; its singular
+    values shrink by
     :math:`\sqrt{\text{copies}}`.
     """
     return np.repeat(np.asarray(A, dtype=np.float64), copies, axis=1) / copies
@@ -77,7 +80,8 @@ def spectral_numerical_rank(A, eps: float) -> int:
 def random_bounded_values_max(E, trials: int, p: int = 4, seed: int = 0) -> float:
     r"""Largest :math:`\max|EV|` over ``trials`` random value matrices with entries in [-1, 1].
 
-    Half the draws are uniform on [-1, 1], half are random sign matrices. ``prop-bounded-outputs`` says the
+    Half the draws are uniform on [-1, 1], half are random sign matrices.
+    ``prop-bounded-outputs`` says the
     result never exceeds :math:`\|E\|`.
     """
     rng = np.random.default_rng(seed)
@@ -91,7 +95,9 @@ def random_bounded_values_max(E, trials: int, p: int = 4, seed: int = 0) -> floa
 
 
 def merge_duplicate_keys(K, decimals: int = 12):
-    r"""Merge identical keys into one key with log-weight ``log(multiplicity)`` (``prop-multiplicity``).
+    r"""Merge identical keys into one key with log-weight ``log(multiplicity)``.
+
+    ``prop-multiplicity``.
 
     Parameters
     ----------
@@ -112,7 +118,7 @@ def merge_duplicate_keys(K, decimals: int = 12):
 
 
 def exact_cases(n: int, b: int) -> dict:
-    r"""The exact cases of ``prop-exact-cases``, with their known approximation rank for ``eps < 1``.
+    r"""The exact cases of ``prop-exact-cases``, with their rank for ``eps < 1``.
 
     Returns
     -------
@@ -157,9 +163,11 @@ def tampered_copies(bracket):
 def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 3.0, seed: int = 0):
     r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``.
 
-    Queries :math:`q_i = R^\top (y_i, z_i)` with random nuisance :math:`z_i \sim N(0, \text{nuisance}^2 I)`,
-    keys :math:`k_j = R^\top (x_j, c\mathbf 1)` with the constant ``c = const``, and a random rotation
-    ``R``. Then :math:`\langle q_i, k_j\rangle = \langle y_i, x_j\rangle + c\,\mathbf 1^\top z_i`: the extra
+    Queries :math:`q_i = R^\top (y_i, z_i)` with random nuisance
+    :math:`z_i \sim N(0, \text{nuisance}^2 I)`, keys
+    :math:`k_j = R^\top (x_j, c\mathbf 1)` with the constant ``c = const``, and a
+    random rotation ``R``. Then
+    :math:`\langle q_i, k_j\rangle = \langle y_i, x_j\rangle + c\,\mathbf 1^\top z_i`: the extra
     term is row-scalar, so ``rowsoftmax`` is unchanged while the logit matrix has rank ``r + 1``.
 
     Parameters
@@ -189,7 +197,9 @@ def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 
 
 
 def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offset: float = 0.0):
-    r"""Random queries, keys and an interaction matrix with spectrum :math:`\sigma_l = \text{decay}^{l-1}`.
+    r"""Random queries, keys and an interaction matrix with a geometric spectrum.
+
+    Spectrum :math:`\sigma_l = \text{decay}^{l-1}` (``prop-truncation-residual``).
 
     Returns
     -------
@@ -215,7 +225,9 @@ def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offse
 
 
 def two_level_example(t) -> np.ndarray:
-    r"""The sharp case of Lemma 5.1: :math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1` for
+    r"""The sharp case of ``lem-softmax-perturbation``.
+
+    :math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1` for
     ``a = (0, -t/2)``, ``delta = (0, t)`` (mass :math:`1/(1+e^{t/2})` on the raised key); equals
     :math:`2\tanh(t/4)`. ``t`` of shape (k,) gives shape (k,)."""
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -225,7 +237,9 @@ def two_level_example(t) -> np.ndarray:
 
 
 def random_perturbation_pairs(count: int, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    r"""Random logit pairs ``(a, a + delta)`` with scales spread over decades (for Lemma 5.1 plots).
+    r"""Random logit pairs ``(a, a + delta)`` with scales spread over decades.
+
+    For the ``lem-softmax-perturbation`` plot.
 
     Returns
     -------
