@@ -135,7 +135,7 @@ def _estimated_grid_points(d: int, beta: float, s: float, radius: float) -> floa
 
 
 def token_count_table(dims, betas, spacing_factor: float, radius: float = 0.5,
-                      max_points: int = 300_000) -> pd.DataFrame:
+                      max_points: int = 2_000_000) -> pd.DataFrame:
     r"""Token counts of the Gaussian-ball grids against the prediction.
 
     For every ``d`` in ``dims`` and ``beta`` in ``betas`` (skipping grids estimated above

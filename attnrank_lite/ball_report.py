@@ -26,8 +26,18 @@ def format_values(values, name: str | None = None) -> str:
     return text if name is None else f"{name} = {text}"
 
 
-def _small(v: float) -> str:
-    """``v`` in scientific notation, or a statement that it is rounding noise."""
+def _int(v) -> str:
+    """An integer as text, or ``"n/a"`` for NaN (nothing computed)."""
+    return "n/a" if not np.isfinite(float(v)) else str(int(v))
+
+
+def _small(v: float, fmt: str | None = None) -> str:
+    """``v`` formatted with ``fmt``; without ``fmt`` in scientific notation, or a statement that
+    it is rounding noise. ``"n/a"`` for NaN (nothing computed)."""
+    if not np.isfinite(v):
+        return "n/a"
+    if fmt is not None:
+        return format(v, fmt)
     return f"{v:.1e}" if abs(v) >= 1e-12 else "zero up to rounding (below 1e-12 in size)"
 
 
@@ -64,6 +74,8 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         The run's ``rounding_tol``.
     """
     tk = tokens[tokens["d"] == d].sort_values("beta")
+    if tk.empty:  # every grid of this d was too large for the token table
+        tk = pd.DataFrame([dict.fromkeys(tokens.columns, float("nan"))])
     last = tk.iloc[-1]
     lo, lo_ci, lo_v = _slope(slopes, "gaussian", eps0, "lower")
     up, up_ci, up_v = _slope(slopes, "gaussian", eps0, "upper")
@@ -82,12 +94,13 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_half_dm1": f"{(d - 1) / 2:g}",
         "c3_theta_minus_1": f"{math.expm1(float(last.log_theta_d) / d):.1e}",
         "c3_log_constant": f"{float(last.log_constant):.4f}",
-        "c3_tokens_beta": f"{float(last.beta):g}",
-        "c3_tokens_grid": str(int(last.grid_points)),
-        "c3_tokens_digits": str(math.floor(float(last.log_n_eff) / math.log(10)) + 1),
+        "c3_tokens_beta": _small(float(last.beta), "g"),
+        "c3_tokens_grid": _int(last.grid_points),
+        "c3_tokens_digits": _int(math.floor(float(last.log_n_eff) / math.log(10)) + 1
+                                 if np.isfinite(last.log_n_eff) else float("nan")),
         "c3_log_f_last": _small(float(last.log_mass_fraction)),
-        "c3_log_f_first": f"{float(tk.iloc[0].log_mass_fraction):.2f}",
-        "c3_tokens_beta_first": f"{float(tk.iloc[0].beta):g}",
+        "c3_log_f_first": _small(float(tk.iloc[0].log_mass_fraction), ".2f"),
+        "c3_tokens_beta_first": _small(float(tk.iloc[0].beta), "g"),
         "c3_K": str(int(rounding["K"].iloc[0])),
         "c3_tol": f"{tol:g}",
         "c3_bound_K": f"{float(rounding['bound_K'].iloc[0]):.2e}",

@@ -132,3 +132,17 @@ def test_certified_order_and_crossing():
     assert format_values([]) == "none"
     assert format_values([], "β") == "no β of this run"
     assert format_values([64.0], "β") == "β = 64"
+
+
+def test_key_numbers_survive_a_dimension_without_token_rows():
+    from attnrank_lite.ball_report import key_numbers
+    tokens = bl.token_count_table([1], [8.0, 64.0], 1.0)  # no d = 2 rows
+    rounding = bl.rounding_table(2, [64.0, 128.0], 1.0, 3)
+    slopes = pd.DataFrame([{"weights": w, "eps": 0.25, "end": e, "slope": 1.0, "ci_low": 0.5,
+                            "ci_high": 1.5} for w in ("gaussian", "uniform") for e in ("lower", "upper")])
+    order = pd.DataFrame({"beta": [64.0, 128.0], "order": ["circle above", "overlap"]})
+    nums = key_numbers(2, 0.25, tokens, rounding, slopes, order, float("nan"), 1e-3)
+    assert nums["c3_tokens_grid"] == "n/a" and nums["c3_log_f_last"] == "n/a"
+    assert nums["c3_tokens_beta"] == "n/a"
+    assert nums["c3_circle_above"] == "β = 64" and nums["c3_ball_above"] == "no β of this run"
+    assert nums["c3_between"] == "lies between them" and nums["c3_K"] == "3"
