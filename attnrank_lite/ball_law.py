@@ -5,7 +5,8 @@ log-weights :math:`\log w_j = \beta(1/4 - |x_j|^2)/2 \ge 0`. This module turns t
 instance into statements about tokens:
 
 * **Integer multiplicities.** A token instance needs integer multiplicities. Rounding
-  :math:`w_j` itself moves weights near the boundary (:math:`w_j \approx 1`) by up to 50%.
+  :math:`w_j` itself moves weights near the boundary (:math:`1 \le w_j < 1.5` rounds to 1) by
+  up to a third of their value.
   Scaling every weight by one integer :math:`K` first leaves every row's softmax unchanged
   (a common factor of all weights) and makes every relative rounding error at most
   :math:`1/(2K)`; the row-:math:`\ell_1` change of :math:`A` is then at most

@@ -8,8 +8,11 @@ attention into a Gaussian kernel.
 from __future__ import annotations
 
 import itertools
+from math import gamma as _gamma_fn, pi
 
 import numpy as np
+
+from .checks import count_value, finite_nonnegative
 
 __all__ = [
     "circle_points",
@@ -23,6 +26,9 @@ __all__ = [
     "effective_token_count",
     "log_effective_token_count",
     "uniform_ball",
+    "sphere_area",
+    "well_spread_sphere",
+    "spread_report",
 ]
 
 
@@ -135,9 +141,8 @@ def separated_packing(d: int, spacing: float, candidates: int | None = None, see
         raise ValueError(f"spacing must be in (0, 2], got {spacing!r}")
     if candidates is None:
         # surface area of S^{d-1} over the area of a cap of chordal radius spacing/2 (flat estimate)
-        from math import gamma as G, pi
-        area = 2 * pi ** (d / 2) / G(d / 2)
-        cap = pi ** ((d - 1) / 2) / G((d + 1) / 2) * (spacing / 2) ** (d - 1)
+        cap = _ball_volume(d - 1) * (spacing / 2) ** (d - 1)
+        area = sphere_area(d)
         candidates = int(min(50 * max_points, max(1000, 30 * area / cap)))
     C = random_sphere(_check_int("candidates", candidates, 1), d, seed=seed)
     tree = cKDTree(C)
@@ -171,15 +176,120 @@ def covering_radius(X, probes) -> float:
     return float(dist.max())
 
 
+def sphere_area(d: int) -> float:
+    r"""Surface area of the unit sphere :math:`S^{d-1} \subset \mathbb R^d`: :math:`2\pi^{d/2}/\Gamma(d/2)`.
+
+    d = 2: :math:`2\pi`; d = 3: :math:`4\pi`; d = 4: :math:`2\pi^2`.
+    """
+    d = _check_int("d", d, 1)
+    return 2 * pi ** (d / 2) / _gamma_fn(d / 2)
+
+
+def _ball_volume(k: int) -> float:
+    r"""Volume of the unit ball of :math:`\mathbb R^k`, :math:`\pi^{k/2}/\Gamma(k/2 + 1)`."""
+    return pi ** (k / 2) / _gamma_fn(k / 2 + 1)
+
+
+def _hopf_kronecker(n: int) -> np.ndarray:
+    r"""``n`` points on :math:`S^3` from a Kronecker lattice through the Hopf coordinates.
+
+    :math:`x = (\sqrt{1-u}\,e^{i\xi_1}, \sqrt u\,e^{i\xi_2})` maps the uniform measure of
+    :math:`(u, \xi_1, \xi_2) \in [0,1]\times[0,2\pi)^2` to the uniform measure of :math:`S^3`;
+    :math:`u_i = (i + 1/2)/n` and :math:`(\xi_1, \xi_2)/2\pi = \{i\alpha\}` with the
+    :math:`R_2` sequence :math:`\alpha = (1/g, 1/g^2)`, g the plastic number (the d = 4 analogue of
+    the Fibonacci sphere).
+    """
+    i = np.arange(n, dtype=np.float64)
+    u = (i + 0.5) / n
+    g = 1.324717957244746
+    x1 = 2 * np.pi * ((i / g) % 1.0)
+    x2 = 2 * np.pi * ((i / g ** 2) % 1.0)
+    c, s = np.sqrt(1 - u), np.sqrt(u)
+    return np.column_stack([c * np.cos(x1), c * np.sin(x1), s * np.cos(x2), s * np.sin(x2)])
+
+
+def _repel(X: np.ndarray, iterations: int, neighbours: int = 16, tau: float = 0.1) -> np.ndarray:
+    """Riesz-type repulsion among nearest neighbours; tangential steps capped at 0.3 spacings."""
+    from scipy.spatial import cKDTree
+
+    X = X.copy()
+    d = X.shape[1]
+    k = min(neighbours, X.shape[0] - 1)
+    for _ in range(iterations):
+        dist, idx = cKDTree(X).query(X, k=k + 1)
+        h = float(np.median(dist[:, 1]))
+        r = np.maximum(dist[:, 1:, None], 1e-12)
+        F = ((X[:, None, :] - X[idx[:, 1:]]) / r * (h / r) ** (d + 1)).sum(axis=1)
+        F -= (F * X).sum(axis=1, keepdims=True) * X
+        step = tau * h * F / max(float(np.median(np.linalg.norm(F, axis=1))), 1e-300)
+        sn = np.linalg.norm(step, axis=1, keepdims=True)
+        step *= np.minimum(1.0, 0.3 * h / np.maximum(sn, 1e-300))
+        X += step
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X
+
+
+def well_spread_sphere(n: int, d: int, iterations: int | None = None, seed: int = 0) -> np.ndarray:
+    r"""Exactly ``n`` well-spread points on :math:`S^{d-1}`, fast and deterministic.
+
+    d = 2: the equispaced circle; d = 3: the Fibonacci sphere; d = 4: a Kronecker lattice in
+    Hopf coordinates (the analogue of the Fibonacci sphere on :math:`S^3`) refined by
+    ``iterations`` (default 20) steps of nearest-neighbour repulsion; d >= 5: uniform random
+    points (``seed``) refined by ``iterations`` (default 30) repulsion steps. Use
+    :func:`spread_report` for the separation and covering radius actually reached.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+        Unit rows.
+    """
+    n = _check_int("n", n, 1)
+    d = _check_int("d", d, 2)
+    if iterations is not None:
+        iterations = _check_int("iterations", iterations, 0)
+    if d == 2:
+        return circle_points(n)
+    if d == 3:
+        return fibonacci_sphere(n)
+    if n < 3:
+        return random_sphere(n, d, seed=seed)
+    if d == 4:
+        return _repel(_hopf_kronecker(n), 20 if iterations is None else iterations)
+    return _repel(random_sphere(n, d, seed=seed), 30 if iterations is None else iterations)
+
+
+def spread_report(X, probes: int = 200_000, seed: int = 0) -> dict:
+    r"""Separation and covering radius of a point set on :math:`S^{d-1}` (Euclidean distances).
+
+    Returns
+    -------
+    dict
+        ``n``, ``d``, ``min_separation`` (exact), ``mean_nn_distance``, ``covering_radius``
+        (a *lower* estimate: the largest distance from ``probes`` uniform random points to the
+        set) and ``ratio`` = covering radius / (min_separation / 2) (1 would be a perfect
+        packing that is also a covering; for well-spread families it stays bounded as n grows).
+    """
+    from scipy.spatial import cKDTree
+
+    X = np.asarray(X, dtype=np.float64)
+    tree = cKDTree(X)
+    dist, _ = tree.query(X, k=2)
+    nn = dist[:, 1]
+    P = random_sphere(_check_int("probes", probes, 1), X.shape[1], seed=seed)
+    cover = float(tree.query(P)[0].max())
+    sep = float(nn.min())
+    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "min_separation": sep,
+            "mean_nn_distance": float(nn.mean()), "covering_radius": cover,
+            "ratio": cover / (sep / 2) if sep > 0 else float("inf")}
+
+
 def _check_int(name: str, v, low: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    return int(v)
+    return count_value(name, v, minimum=low)
 
 
 def _check_pos(name: str, v) -> float:
-    v = float(v)
-    if not np.isfinite(v) or v <= 0:
+    v = finite_nonnegative(name, v)
+    if v <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
     return v
 
@@ -205,7 +315,7 @@ def gaussian_ball(d: int, beta: float, spacing_factor: float = 0.5, radius: floa
 
     The weights are real numbers. For whole tokens scale them by an integer :math:`K` before
     rounding (:func:`attnrank_lite.ball_law.integer_log_multiplicities`): rounding
-    :math:`w_j \approx 1` itself near the boundary changes a weight by up to 50%.
+    :math:`1 \le w_j < 1.5` itself (near the boundary) to 1 changes a weight by up to a third.
 
     Parameters
     ----------
