@@ -5,6 +5,7 @@ own chapters against the book's rule: every statement box opens with its source 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -78,17 +79,40 @@ def test_theorem_index_marks_sources_and_missing_proofs():
     boxes = appendix.scan_markdown(SAMPLE, page="notebooks/99_x")
     boxes.append(appendix.StatementBox("theorem", "T", "thm-noproof", "Proved here", "Proved here.",
                                        "notebooks/99_x", has_proof=False))
-    text = appendix.render_theorem_index(boxes)
-    assert "| {prf:ref}`thm-sphere` | Sphere law | **Claim of the paper** | — |" in text
-    assert "| {prf:ref}`prop-exact` | Exact cases with $\\ell_1$ | **Proved here** | yes |" in text
-    assert "| {prf:ref}`lem-x` | No marker | **no source marker** | — |" in text
-    assert "| {prf:ref}`thm-noproof` | T | **Proved here** | **missing** |" in text
+    text = appendix.render_theorem_index(boxes, code={"prop-exact": ["attnrank_lite.norms.row_l1",
+                                                                     "attnrank_lite.bracket.rank_bracket"]})
+    assert "| {prf:ref}`thm-sphere` | Sphere law | **Claim of the paper** | — | — |" in text
+    assert ("| {prf:ref}`prop-exact` | Exact cases with $\\ell_1$ | **Proved here** | yes | "
+            "`norms.row_l1`, `bracket.rank_bracket` |") in text
+    assert "| {prf:ref}`lem-x` | No marker | **no source marker** | — | — |" in text
+    assert "| {prf:ref}`thm-noproof` | T | **Proved here** | **missing** | — |" in text
     assert "| Observation (no label) | Slopes |" in text  # an unlabelled box cannot be referenced
     assert "## {doc}`../notebooks/99_x`" in text  # no title known: the link is the heading
     titled = appendix.render_theorem_index(boxes, {"notebooks/99_x": "9. A title with $x$"})
     assert "## 9. A title with $x$\n\n{doc}`Open the page <../notebooks/99_x>`" in titled
     assert "6 boxes — 1 claims of the paper, 2 proved here, 1 numerical evidence, 1 definitions, " \
            "1 without a source marker." in text
+
+
+def test_code_maps_name_real_labels_and_importable_functions():
+    """Every chapter's ``code`` map: each label is a statement box of its page, each labelled box of
+    the page has an entry, each dotted path imports a function or class."""
+    assert appendix.code_map_problems() == []
+    assert all(callable(appendix.resolve_path(p)) for paths in appendix.code_maps().values() for p in paths)
+
+
+def test_code_map_check_can_fail():
+    spec = dataclasses.replace(get_chapter("ch01"), code={
+        **get_chapter("ch01").code,
+        "prop-no-such-statement": ["attnrank_lite.norms.row_l1"],
+        "prop-bounded-outputs": ["attnrank_lite.norms.no_such_function", "attnrank_lite.norms"],
+    })
+    del spec.code["prop-exact-cases"]
+    problems = "\n".join(appendix.code_map_problems([spec]))
+    assert "'prop-no-such-statement' of the code map is not a statement box" in problems
+    assert "'attnrank_lite.norms.no_such_function' does not import" in problems
+    assert "'attnrank_lite.norms' is not a function or class" in problems
+    assert "statement 'prop-exact-cases' of notebooks/01_approximation_rank has no entry" in problems
 
 
 def test_every_statement_box_of_the_book_has_label_and_source_marker():

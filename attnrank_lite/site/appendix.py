@@ -9,24 +9,26 @@ the build that produced the site. The committed files of the same name are place
   ``{prf:proposition}``, ``{prf:lemma}``, ``{prf:definition}``, ...; proofs excepted) in the pages
   of ``_toc.yml``, in reading order, with its label, title and source marker — **Claim of the
   paper**, **Proved here** or **Numerical evidence here**, which by the book's rules opens the box —
-  and whether a ``{prf:proof}`` follows it.
+  and whether a ``{prf:proof}`` follows it, and the package functions that implement or check it
+  (the ``code`` map of each chapter's spec; :func:`code_map_problems` checks the maps).
 * The **reproducibility appendix** lists the package versions, the parameters each notebook ran
   with (against the book defaults), its run time and links to its CSV tables, from the run
   records the build writes (``run_records.json``).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .chapters import get_chapter
+from .chapters import all_chapters, get_chapter
 from .paths import REPO, toc_files
 
 __all__ = ["StatementBox", "MARKERS", "scan_markdown", "scan_toc", "toc_files", "toc_titles", "page_title",
-           "render_theorem_index",
+           "render_theorem_index", "code_maps", "code_map_problems", "resolve_path",
            "render_reproducibility", "write_generated_pages", "GENERATED_PAGES"]
 
 #: the generated pages, as toc entries (without suffix)
@@ -199,7 +201,64 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None) -> str:
+def code_maps() -> dict[str, list[str]]:
+    """Statement label -> dotted paths of its code, from every chapter spec's ``code`` map."""
+    out: dict[str, list[str]] = {}
+    for spec in all_chapters():
+        for label, paths in spec.code.items():
+            out.setdefault(label, []).extend(paths)
+    return out
+
+
+def resolve_path(path: str):
+    """The object a dotted path names (``attnrank_lite.norms.worst_case_values``), imported."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ImportError(f"no module in {path!r}")
+
+
+def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
+    """What is wrong with the chapters' ``code`` maps: a label that is not a statement box of the
+    chapter's page, a labelled box without code, a path that does not import. Empty when all is well."""
+    problems = []
+    for spec in all_chapters() if specs is None else specs:
+        page = f"notebooks/{spec.stem}"
+        path = _resolve(Path(root), page)
+        boxes = scan_markdown(_page_markdown(path), page=page) if path is not None else []
+        labels = {b.label for b in boxes if b.label}
+        for label, paths in spec.code.items():
+            if label not in labels:
+                problems.append(f"{spec.key}: label {label!r} of the code map is not a statement box of {page}")
+            if not paths:
+                problems.append(f"{spec.key}: label {label!r} maps to no code")
+            for dotted in paths:
+                try:
+                    obj = resolve_path(dotted)
+                except (ImportError, AttributeError) as exc:
+                    problems.append(f"{spec.key}: {label}: {dotted!r} does not import ({exc})")
+                    continue
+                if not callable(obj):
+                    problems.append(f"{spec.key}: {label}: {dotted!r} is not a function or class")
+        for label in sorted(labels - set(spec.code)):
+            problems.append(f"{spec.key}: statement {label!r} of {page} has no entry in the code map")
+    return problems
+
+
+def _code_cell(paths: list[str] | None) -> str:
+    if not paths:
+        return "—"
+    return ", ".join("`" + p.removeprefix("attnrank_lite.") + "`" for p in paths)
+
+
+def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None,
+                         code: dict | None = None) -> str:
     """MyST markdown of the theorem index page.
 
     Parameters
@@ -207,7 +266,11 @@ def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None) 
     boxes : list of StatementBox
     titles : dict, optional
         Toc entry -> page title, for the section headings (see :func:`toc_titles`).
+    code : dict, optional
+        Statement label -> dotted paths of the functions implementing or checking it
+        (default: :func:`code_maps`).
     """
+    code = code_maps() if code is None else code
     counts = {name: sum(b.marker == name for b in boxes) for _, name in MARKERS}
     n_def = sum(b.kind == "definition" and b.marker is None for b in boxes)
     unmarked = [b for b in boxes if b.marker is None and b.kind != "definition"]
@@ -222,6 +285,8 @@ def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None) 
         "* **Proved here** — the book's own statement, with its proof on the page.",
         "* **Numerical evidence here** — checked on the instances the chapter computes, not proved.",
         "* Definitions fix notation and say where they come from.",
+        "* **Code**: the functions of the package `attnrank_lite` that implement or check the statement",
+        "  (paths relative to the package).",
         "",
         f"In all: {len(boxes)} boxes — {counts['Claim of the paper']} claims of the paper, "
         f"{counts['Proved here']} proved here, {counts['Numerical evidence here']} numerical evidence, "
@@ -233,13 +298,14 @@ def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None) 
         pages.setdefault(b.page, []).append(b)
     for page, group in pages.items():
         out += _heading(page, titles, "##")
-        out += ["| Statement | Title | Source | Proof on the page |", "|---|---|---|---|"]
+        out += ["| Statement | Title | Source | Proof on the page | Code |", "|---|---|---|---|---|"]
         for b in group:
             name = "{prf:ref}`" + b.label + "`" if b.label else f"{b.kind.capitalize()} (no label)"
             source = f"**{b.marker}**" if b.marker else (_cell(b.lead) if b.kind == "definition"
                                                            else "**no source marker**")
             proof = "yes" if b.has_proof else ("**missing**" if b.marker == "Proved here" else "—")
-            out.append(f"| {name} | {_cell(b.title) or '—'} | {source} | {proof} |")
+            out.append(f"| {name} | {_cell(b.title) or '—'} | {source} | {proof} | "
+                       f"{_code_cell(code.get(b.label) if b.label else None)} |")
         out.append("")
     if not boxes:
         out += ["No statement boxes were found in the pages of the table of contents.", ""]
