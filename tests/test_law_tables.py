@@ -72,3 +72,14 @@ def test_slope_checks_and_text():
     assert c.reference_in_ci.tolist() == [True, False]
     assert slope_text(s) == ("ε = 0.1: lower 0.90 [0.80, 1.05], "
                              "upper 1.30 [1.10, 1.50]")
+
+
+def test_configuration_sweep_and_comparison_end_to_end():
+    from attnrank_lite.sweeps import configuration_sweep
+    df = configuration_sweep(150, 3, [4.0, 8.0], [0.25],
+                             kinds=("well-spread", "clustered"))
+    assert df.verified.all()
+    assert df.configuration.tolist() == ["well-spread"] * 2 + ["clustered"] * 2
+    cmp = compare_configurations(df)
+    assert len(cmp) == 2 and set(cmp.outcome) <= {"certified below", "overlapping",
+                                                   "certified above"}
