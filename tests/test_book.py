@@ -39,3 +39,25 @@ def test_every_notebook_was_executed_by_this_build(built_site):
     for r in ran.values():
         assert datetime.fromisoformat(r["finished"]) >= STARTED.replace(microsecond=0)
         assert r["profile"] == "quick"
+
+
+def _cell_div(html: str, tag: str) -> str:
+    """The opening of the page's code cell carrying notebook tag ``tag`` (up to its code block)."""
+    m = re.search(r'<div class="cell [^"]*\btag_' + re.escape(tag) + r'\b[^"]*"', html)
+    assert m, f"no cell tagged {tag}"
+    end = html.find('<div class="highlight', m.start())
+    return html[m.start():end]
+
+
+def test_parameters_are_shown_once_as_those_of_this_run(built_site):
+    """Each chapter shows its parameter values once, under "Parameters of this run"; the book's
+    defaults cell is folded behind a toggle (issue 11, "the page a reader sees")."""
+    for stem in toc_notebooks():
+        html = (built_site / "notebooks" / f"{stem}.html").read_text()
+        assert html.count("Parameters of this run") == 1, stem
+        defaults = _cell_div(html, "parameters")
+        assert "tag_hide-input" in defaults and "<details" in defaults, stem
+        assert "Show the book&#8217;s default parameters" in defaults or \
+            "Show the book's default parameters" in defaults, stem
+        injected = _cell_div(html, "injected-parameters")
+        assert "<details" not in injected, stem  # this run's values are not folded

@@ -63,6 +63,9 @@ def test_run_writes_notebook_tables_and_record(tmp_path):
     nb = nbformat.read(run / "01_approximation_rank.ipynb", as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and "eps = 0.3" in injected[0].source
+    assert injected[0].source.startswith("# Parameters of this run\n")  # shown once, as this run's
+    defaults = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert "hide-input" in defaults[0].metadata.tags and "eps = 0.25" in defaults[0].source  # folded
     rec = json.loads((run / "01_approximation_rank.run.json").read_text())
     assert rec["parameters"]["eps"] == 0.3 and rec["profile"] == "quick"
     assert rec["parameters"]["n"] == get_chapter("ch01").profiles["quick"]["n"]

@@ -338,11 +338,21 @@ def test_failed_build_keeps_the_previous_site(tmp_path, tiny_build):
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, ".retired-html", "html"]
 
 
-def test_build_refuses_a_foreign_folder(tmp_path, tiny_build):
-    (tmp_path / "index.html").write_text("someone's site")
+@pytest.mark.parametrize("entries", [["index.html"], ["html"], ["html", "notes.txt"]])
+def test_build_refuses_a_foreign_folder(tmp_path, tiny_build, entries):
+    for name in entries:
+        (tmp_path / name).mkdir() if "." not in name else (tmp_path / name).write_text("someone's")
     with pytest.raises(outputs.OutputError, match="not empty"):
         build.build_book(profile="quick", out=tmp_path, log=lambda *_: None)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(entries)
+
+
+def test_build_accepts_its_own_folder_from_before_the_marker(tmp_path, tiny_build):
+    for name in ("html", "staging", "jb"):
+        (tmp_path / name).mkdir()
+    build.build_book(profile="quick", out=tmp_path, log=lambda *_: None)
+    assert (tmp_path / "html" / "index.html").read_text() == "new site"
+    assert (tmp_path / outputs.MARKER).is_file()
 
 
 # ---------------------------------------------------------------- refuse what cannot finish

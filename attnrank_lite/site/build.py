@@ -26,7 +26,8 @@ from .runner import package_versions, resolve_parameters, run_chapter, run_dir
 
 __all__ = ["build_book", "BuildFailed"]
 
-#: entries of a build folder written before the marker file existed (accepted as ours)
+#: entries of a build folder written before the marker file existed (accepted as ours when it
+#: also holds the old build's staging/ or jb/ folder: a lone html/ may be someone's own site)
 LEGACY = frozenset({"html", "staging", "jb", "built-by-run.txt"})
 
 
@@ -53,7 +54,7 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     specs = [get_chapter(stem) for stem in toc_notebooks()]
     for spec in specs:  # every chapter's parameters and memory, before any work
         resolve_parameters(spec.key, profile=profile)
-    out = outputs.prepare_output(out, legacy=LEGACY)
+    out = outputs.prepare_output(out, legacy=LEGACY, signature=frozenset({"staging", "jb"}))
     work = outputs.partial_dir(out, "build")
     try:
         return _build(profile, out, work, specs, warnings_as_errors, log)

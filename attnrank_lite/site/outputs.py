@@ -58,13 +58,15 @@ def _check_not_source(out: Path, flag: str) -> None:
                               "overwrite or mix with committed files; choose a folder such as runs/ or _build/")
 
 
-def _legacy_ok(out: Path, legacy: frozenset) -> bool:
-    """A folder written by a version of this package from before the marker file."""
+def _legacy_ok(out: Path, legacy: frozenset, signature: frozenset) -> bool:
+    """A folder written by a version of this package from before the marker file: nothing but
+    ``legacy`` names, and at least one of the ``signature`` names only this package writes."""
     entries = {p.name for p in out.iterdir()}
-    return bool(entries) and entries <= legacy
+    return bool(entries & signature) and entries <= legacy
 
 
-def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset = frozenset()) -> Path:
+def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset = frozenset(),
+                   signature: frozenset = frozenset()) -> Path:
     """Check an output folder before any work; create and mark it. Returns its absolute path.
 
     Parameters
@@ -73,8 +75,10 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset =
         The folder the user asked for.
     flag : str
         How the user named it (for messages).
-    legacy : frozenset of str
-        Entry names that identify a folder written before the marker file existed (accepted).
+    legacy, signature : frozenset of str
+        A folder written before the marker file existed is accepted when it holds only ``legacy``
+        names and at least one ``signature`` name (e.g. a build's ``staging/``, a run's
+        ``*.run.json``).
 
     Raises
     ------
@@ -98,7 +102,7 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset =
         if not os.access(out, os.W_OK | os.X_OK):
             raise OutputError(f"output folder {out} is not writable; choose another folder with {flag}")
         if not (out / MARKER).is_file():
-            if any(out.iterdir()) and not _legacy_ok(out, legacy):
+            if any(out.iterdir()) and not _legacy_ok(out, legacy, signature):
                 raise OutputError(f"output folder {out} is not empty and was not created by attnrank_lite "
                                   f"(no {MARKER} file); choose a new or empty folder with {flag}")
     else:

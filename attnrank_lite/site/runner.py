@@ -95,12 +95,14 @@ def run_dir(outdir: str | os.PathLike, key: str) -> Path:
     return Path(outdir) / key
 
 
-#: entry names of output folders written before the marker file existed (accepted as ours)
-def _legacy_names() -> frozenset:
-    names = {"results"}
+def _legacy_names() -> tuple[frozenset, frozenset]:
+    """Entry names of run folders written before the marker file existed, and their signature
+    (a run record), so that such a folder is accepted as ours."""
+    names, records = {"results"}, set()
     for s in all_chapters():
         names |= {s.notebook, f"{s.stem}.run.json", s.key}
-    return frozenset(names)
+        records.add(f"{s.stem}.run.json")
+    return frozenset(names), frozenset(records)
 
 
 def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
@@ -108,7 +110,8 @@ def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
 
     Raises :class:`~attnrank_lite.site.outputs.OutputError` with a one-line reason.
     """
-    out = outputs.prepare_output(outdir, legacy=_legacy_names())
+    legacy, signature = _legacy_names()
+    out = outputs.prepare_output(outdir, legacy=legacy, signature=signature)
     slot = run_dir(out, key)
     if (slot.exists() or slot.is_symlink()) and not slot.is_dir():
         raise outputs.OutputError(f"{slot} is a file, not a chapter run folder; remove it or choose another "
@@ -121,9 +124,9 @@ def _mark_parameters_once(path: Path) -> None:
 
     Papermill keeps the notebook's ``parameters`` cell (the book defaults) and adds an
     ``injected-parameters`` cell after it with the values of this run (and no display tags: it
-    copies none). The defaults cell gets ``hide-input`` (folded behind a toggle on the page) and a
-    first line saying what it is; the injected cell keeps its input visible under the heading
-    comment ``# Parameters of this run``.
+    copies none). The defaults cell gets ``hide-input`` (folded behind a toggle "Show the book's
+    default parameters" on the page) and a first line saying what it is; the injected cell keeps
+    its input visible under the heading comment ``# Parameters of this run``.
     """
     nb = nbformat.read(path, as_version=4)
     if not any("injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells):
@@ -133,6 +136,7 @@ def _mark_parameters_once(path: Path) -> None:
         if "parameters" in tags:
             if "hide-input" not in tags:
                 tags.append("hide-input")
+            cell.metadata["mystnb"] = {**cell.metadata.get("mystnb", {}), **DEFAULTS_PROMPTS}
             cell.source = DEFAULTS_HEADER + "\n" + cell.source
         elif "injected-parameters" in tags:
             for t in ("remove-cell", "remove-input", "hide-input", "hide-cell"):
@@ -146,6 +150,9 @@ def _mark_parameters_once(path: Path) -> None:
 #: first lines of the two parameter cells in an executed notebook (see _mark_parameters_once)
 DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
 RUN_HEADER = "# Parameters of this run"
+#: the toggle of the folded defaults cell on the page (myst-nb cell-level configuration)
+DEFAULTS_PROMPTS = {"code_prompt_show": "Show the book's default parameters",
+                    "code_prompt_hide": "Hide the book's default parameters"}
 
 
 #: the kernel's own standard error during a run (removed on success; shown by --debug on failure)
