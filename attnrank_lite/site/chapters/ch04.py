@@ -26,6 +26,9 @@ def _memory(v):
         yield dense_need(n, n, f"betas_r{r}", f"the r = {r} ball instance at beta = {b:g}")
     for name in ("n_random", "poly_n"):
         yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
+    # the degree table: 50 queries against m keys, and the m x (D + 1) values of a degree-D
+    # polynomial (D <= 256) at the keys
+    yield dense_need(max(v["degree_ms"]), 257 + 50, "degree_ms", "the degree table's keys", copies=3)
 
 
 SPEC = ChapterSpec(
