@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certificates import ClusterMassCertificate, SubspaceCertificate, frobenius_budget
+from .certificates import (
+    ClusterMassCertificate,
+    SubspaceCertificate,
+    frobenius_budget,
+    frobenius_tail_bounds,
+)
 from .checks import eps_value, real_matrix
 from .lower import (
     cluster_mass_lower_bound,
@@ -107,7 +112,7 @@ def _best(*certs):
     return max(certs, key=lambda c: c.rank)
 
 
-def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0) -> RankBracket:
+def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None) -> RankBracket:
     r"""Certified bracket on the max-row-l1 approximation rank of ``A``.
 
     Lower side: the best of the greedy cluster-mass certificate, the Frobenius-tail certificate
@@ -127,6 +132,9 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0) -> RankBrac
         ``auto`` uses ``dense`` when ``min(n, m) <= DENSE_LIMIT``.
     seed : int
         Seed for the randomized path (deterministic).
+    points : array_like, shape (n, d), optional
+        The queries as points (self-attention: also the keys, on the unit sphere). Adds the
+        Neumann lower search and the harmonic upper family of :mod:`attnrank_lite.geometric`.
 
     Returns
     -------
@@ -138,10 +146,10 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0) -> RankBrac
     >>> rank_bracket(np.eye(5), 0.5)
     RankBracket(eps=0.5, [5, 5], lower by cluster-mass)
     """
-    return rank_brackets(A, [eps], method=method, seed=seed)[0]
+    return rank_brackets(A, [eps], method=method, seed=seed, points=points)[0]
 
 
-def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[RankBracket]:
+def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None) -> list[RankBracket]:
     r"""Certified brackets of ``A`` at several error levels, sharing one factorisation.
 
     Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
@@ -156,6 +164,8 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
         Error levels, each ``>= 0``.
     method : {"auto", "dense", "randomized"}
     seed : int
+    points : array_like, shape (n, d), optional
+        See :func:`rank_bracket`.
 
     Returns
     -------
@@ -174,8 +184,15 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
     out: dict[int, RankBracket] = {}
     svd = None  # dense path: (U, S, Vt)
     family = None  # randomized path: (US, Vt, source) meeting the smallest eps handled so far
+    tails = None  # dense path: proven Frobenius tail bounds of A
     sub_svd = None  # randomized path: thin SVD of the row submatrix
+    sub_tails = None  # ... and its proven tail bounds
     rows = None
+    geo = None  # issue 12: Neumann lower / harmonic upper families from the points
+    if points is not None and A.size:
+        from .geometric import geometric_certificates
+
+        geo = geometric_certificates(A, points, eps_list)
     for idx in sorted(range(len(eps_list)), key=lambda i: eps_list[i]):
         eps = eps_list[idx]
         zero = SubspaceCertificate(np.zeros((n, 0)), np.zeros((0, m)), source="B = 0")
@@ -187,7 +204,9 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
         if method == "dense":
             if svd is None:
                 svd = np.linalg.svd(A, full_matrices=False)
-            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, svd=svd), norm)
+                tails = frobenius_tail_bounds(A, svd=svd)
+            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, tails=tails), norm)
+            lower = lower if geo is None else _best(lower, geo.lower[idx])
             upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
         else:
             if rows is None:
@@ -199,10 +218,14 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
                     # the Frobenius mass exceeds the budget: the spectrum is needed (kept for the
                     # larger eps that follow). A full SVD of S, never a randomized approximation.
                     sub_svd = np.linalg.svd(S, full_matrices=False)
-            frob = frobenius_tail_lower_bound(A, eps, svd=sub_svd, rows=rows)
+                    sub_tails = frobenius_tail_bounds(S, svd=sub_svd)
+            frob = frobenius_tail_lower_bound(A, eps, rows=rows, tails=sub_tails)
             lower = _best(cluster, frob, norm)
+            lower = lower if geo is None else _best(lower, geo.lower[idx])
             upper = None
-            if family is not None:
+            if geo is not None and geo.upper[idx] is not None and not geo.svd_affordable(idx, max(32, 2 * lower.rank)):
+                upper = geo.upper[idx]  # high rank: the harmonic family alone (no dense-SVD fallback)
+            elif family is not None:
                 upper = nested_family_search(A, family[0], family[1], eps, lo=lower.rank - 1, source=family[2])
                 if upper is not None and not upper.verify(A, eps):
                     upper = None
@@ -210,5 +233,7 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0) -> list[Ra
                 upper, fam = randomized_family(A, eps, start=max(32, 2 * lower.rank), seed=seed,
                                                lo=lower.rank - 1)
                 family = fam if fam is not None else family
+        if geo is not None and geo.upper[idx] is not None and geo.upper[idx].rank < upper.rank:
+            upper = geo.upper[idx]
         out[idx] = RankBracket(eps, lower, upper)
     return [out[i] for i in range(len(eps_list))]

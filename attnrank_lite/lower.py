@@ -143,7 +143,8 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     return cert
 
 
-def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None) -> FrobeniusTailCertificate:
+def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None,
+                               tails=None) -> FrobeniusTailCertificate:
     r"""Frobenius-tail certificate (:ref:`prop-frobenius-tail`) for ``S = A[rows][:, cols]``.
 
     .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l(S)^2 \le |S|\varepsilon^2\}
@@ -161,6 +162,8 @@ def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None) ->
         a randomized (Ritz) approximation: it would be checked, but would certify little.
     rows, cols : array_like of int, optional
         Submatrix (``None`` = all), distinct indices.
+    tails : ndarray, optional
+        ``frobenius_tail_bounds(S, svd)`` if already computed (several ``eps``, one submatrix).
     """
     A = real_matrix("A", A)
     eps = eps_value(eps)
@@ -169,10 +172,10 @@ def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None) ->
     S = A if rows is None else A[rows]
     S = S if cols is None else S[:, cols]
     budget = frobenius_budget(S.shape[0], eps)
-    if svd is None and float(np.einsum("ij,ij->", S, S)) <= budget:
+    if svd is None and tails is None and float(np.einsum("ij,ij->", S, S)) <= budget:
         # the whole Frobenius mass (= the tail after k = 0) already fits: no SVD needed
         return FrobeniusTailCertificate(rank=0)
-    t = frobenius_tail_bounds(S, svd=svd)
+    t = frobenius_tail_bounds(S, svd=svd) if tails is None else np.asarray(tails)
     k = int(np.argmax(t <= budget))  # t[-1] <= 0 <= budget: always found
     return FrobeniusTailCertificate(rank=k, rows=rows, cols=cols)
 
