@@ -141,3 +141,19 @@ def test_checks_can_fail_on_a_loop_and_on_a_forbidden_import(toy):
     # the mathematics reaching into the machinery, in absolute form
     _write(toy, "norms.py", "from attnrank_lite.site.spec import Param\n")
     assert site_imports_from_mathematics(import_graph(toy)) == [("attnrank_lite.norms", "attnrank_lite.site.spec")]
+
+
+def test_contributing_module_map_matches_the_tree():
+    """CONTRIBUTING.md names every module of the package, and every file it names exists."""
+    import re
+
+    text = (PKG.parent / "CONTRIBUTING.md").read_text()
+    named = set(re.findall(r"`([\w/]+\.py)`", text))
+    modules = {p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py")
+               if p.name != "__init__.py" and "chapters" not in p.parts}
+    missing = sorted(m for m in modules if m not in named and m.rsplit("/", 1)[-1] not in named)
+    assert not missing, f"modules missing from CONTRIBUTING.md's layout: {missing}"
+    files = {p.relative_to(PKG.parent).as_posix() for p in PKG.parent.rglob("*.py") if ".venv" not in p.parts}
+    stale = sorted(n for n in named if "NN" not in n
+                   and not any(f == n or f.endswith("/" + n) for f in files))
+    assert not stale, f"CONTRIBUTING.md names files that do not exist: {stale}"
