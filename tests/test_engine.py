@@ -50,7 +50,7 @@ def test_softmax_matches_scipy_and_definition():
     w = rng.uniform(-3, 0, size=9)
     A = softmax_attention(Q, K, beta=2.5, log_weights=w)
     np.testing.assert_allclose(A, scipy_softmax(2.5 * Q @ K.T + w, axis=1), rtol=1e-12)
-    # log-weight log(c) acts exactly like c copies of the key (Prop. 1.4)
+    # log-weight log(c) acts exactly like c copies of the key (prop-multiplicity)
     K2 = np.vstack([K, K[:1], K[:1]])
     A2 = softmax_attention(Q, K2, beta=2.5)
     A1 = softmax_attention(Q, K, beta=2.5, log_weights=np.r_[np.log(3.0), np.zeros(8)])
@@ -87,7 +87,7 @@ def test_row_l1_and_worst_case_values_brute_force():
     assert value == pytest.approx(brute, rel=1e-14) and set(np.unique(V)) <= {-1.0, 1.0}
 
 
-# ---------------------------------------------------------------- exact cases (Prop. 1.2)
+# ---------------------------------------------------------------- exact cases (prop-exact-cases)
 
 @pytest.mark.parametrize("n", [1, 2, 7, 64, 200])
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.5, 0.99])
@@ -129,6 +129,27 @@ def test_frobenius_tail_matches_closed_form_on_identity():
     cert = frobenius_tail_lower_bound(np.eye(n), eps)
     assert cert.rank == int(np.ceil(n * (1 - eps ** 2))) and cert.verify(np.eye(n), eps)
     assert not FrobeniusTailCertificate(rank=cert.rank + 1).verify(np.eye(n), eps)
+
+
+def test_frobenius_tail_bounds_are_proven_and_tight_against_closed_forms():
+    """t_k <= sum_{l>k} sigma_l^2 (closed form for Q diag(d) P^T), within 1e-12 relative of it."""
+    from attnrank_lite.certificates import frobenius_tail_bounds
+
+    rng = np.random.default_rng(11)
+    d = np.array([3.0, 2.0, 2.0, 1.0, 0.5, 1e-3])
+    Q, _ = np.linalg.qr(rng.normal(size=(9, 6)))
+    P, _ = np.linalg.qr(rng.normal(size=(7, 6)))
+    S = (Q * d) @ P.T
+    exact = np.r_[[np.sum(d[k:] ** 2) for k in range(7)], 0.0]  # S is 9 x 7 of rank 6
+    t = frobenius_tail_bounds(S)
+    assert np.all(t <= exact + 1e-13) and np.all(t >= exact - 1e-12 * exact[0])
+    # the SVD is only a witness: forged factors still give valid (weaker) bounds, never larger tails
+    D = np.diag([3.0, 2.0, 1.0])
+    true = np.array([14.0, 5.0, 1.0, 0.0])
+    U, s, Vt = np.eye(3), np.array([3.0, 2.0, 1.0]), np.eye(3)
+    for forged in [(U, s * 1.5, Vt), (U, s * 0.5, Vt), (U[:, ::-1], s, Vt), (U * 2, s, Vt),
+                   (U + 1e-3 * rng.normal(size=(3, 3)), s, Vt), (U, np.array([3.0, 0.0, 0.0]), Vt)]:
+        assert np.all(frobenius_tail_bounds(D, svd=forged) <= true)
 
 
 # ---------------------------------------------------------------- tampering is caught
@@ -234,7 +255,7 @@ def test_tiny_cases_brute_force_rank_one():
             assert best > eps  # a certified rank-2 lower bound: no rank-1 matrix meets eps
 
 
-# ---------------------------------------------------------------- the reference point (SPEC §2)
+# ---------------------------------------------------------------- the reference point (prop-certificate-chain)
 
 def test_circle_reference_brackets_and_sqrt_growth():
     X = circle_points(1024)
