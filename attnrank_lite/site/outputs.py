@@ -175,7 +175,7 @@ def _renameat2_exchange(a: Path, b: Path) -> bool:
     if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
-    if err in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: the filesystem cannot exchange
+    if err in (18, 22, 38, 95):  # EXDEV (overlayfs lower dirs), EINVAL, ENOSYS, EOPNOTSUPP: cannot exchange
         return False
     raise OSError(err, os.strerror(err), str(b))
 
