@@ -1,6 +1,12 @@
 r"""``rank_bracket``: certified lower and upper bounds on the max-row-l1 approximation rank.
 
-.. math:: \mathrm{rank}_\varepsilon(A) = \min\{\mathrm{rank}\,B : \max_i \textstyle\sum_j |A_{ij} - B_{ij}| \le \varepsilon\}
+.. math:: \mathrm{rank}_\varepsilon(A) = \min\{\mathrm{rank}\,B :
+          \max_i \textstyle\sum_j |A_{ij} - B_{ij}| \le \varepsilon\}
+
+(the book's :ref:`def-rank-eps`). Each side of a bracket is a certificate of
+:mod:`attnrank_lite.certificates` that ``RankBracket.verify`` rechecks from its stored data
+(:ref:`prop-certificate-chain`); ``[0, 0]`` is returned exactly when ``B = 0`` meets ``eps``
+for the stored float matrix (:ref:`prop-exact-cases`).
 """
 from __future__ import annotations
 
