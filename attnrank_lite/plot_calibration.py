@@ -57,12 +57,14 @@ def reductions_by_multiplier(settings: pd.DataFrame):
     mults = sorted(settings["multiplier"].unique())
     fig, ax = plt.subplots(figsize=(7, 3.4))
     rng = np.random.default_rng(0)  # jitter only
-    for k, (col, name) in enumerate((("reduction", "SVD bound r(tau)"), ("reduction_osc", "measured oscillation r_osc(tau)"))):
+    kinds = (("reduction", "SVD bound r(tau)"), ("reduction_osc", "measured oscillation r_osc(tau)"))
+    for k, (col, name) in enumerate(kinds):
         for i, m in enumerate(mults):
             y = settings.loc[settings["multiplier"] == m, col].to_numpy()
             x = i + (k - 0.5) * 0.35 + rng.uniform(-0.1, 0.1, y.size)
             ax.plot(x, y, ".", color=f"C{k}", alpha=0.6, ms=4, label=name if i == 0 else None)
-            ax.plot([i + (k - 0.5) * 0.35 - 0.15, i + (k - 0.5) * 0.35 + 0.15], [np.median(y)] * 2, "-", color="k", lw=1.5)
+            centre = i + (k - 0.5) * 0.35
+            ax.plot([centre - 0.15, centre + 0.15], [np.median(y)] * 2, "-", color="k", lw=1.5)
     ax.set_xticks(range(len(mults)), [f"{m:g}" for m in mults])
     ax.set_xlabel("inverse-temperature multiplier (x 1/sqrt(d_head))")
     ax.set_ylabel("effective-dimension reduction")

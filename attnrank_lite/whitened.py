@@ -159,7 +159,10 @@ def eta_bound(geom: HeadGeometry, beta: float) -> np.ndarray:
 
 
 def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
-    r"""``lem-softmax-perturbation`` on the measured oscillations: :math:`2\tanh(\beta\Omega_s/4)`, ``s = 0..d_head``."""
+    r"""``lem-softmax-perturbation`` on the measured oscillations.
+
+    Returns :math:`2\tanh(\beta\Omega_s/4)` for ``s = 0..d_head`` (shape (d_head+1,)).
+    """
     return oscillation_bound(float(beta) * geom.omega)
 
 

@@ -13,9 +13,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from attnrank_lite import bert
-from attnrank_lite.corpus import load_corpus
-from attnrank_lite.threads import single_threaded
+from attnrank_lite import bert  # noqa: E402
+from attnrank_lite.corpus import load_corpus  # noqa: E402
+from attnrank_lite.threads import single_threaded  # noqa: E402
 
 SENTENCES = [
     "The lighthouse keeper climbed the spiral stairs for the last time that winter.",
