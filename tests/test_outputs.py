@@ -408,3 +408,45 @@ def test_papermill_underscore_parameter_is_caught_by_the_notebook(tmp_path):
     with pytest.raises(pm.PapermillExecutionError, match="unknown parameter.*'_n'"):
         pm.execute_notebook(str(NOTEBOOK_DIR / CH01.notebook), str(tmp_path / "out.ipynb"),
                             parameters={"_n": 5}, cwd=str(tmp_path), kernel_name="python3", progress_bar=False)
+
+
+_BUILD_SCRIPT = r'''
+import sys, time, types
+from pathlib import Path
+from attnrank_lite.site import build, cli
+build.toc_notebooks = lambda: []
+build.site_assets.stage_mathjax = lambda stage: None
+
+def slow_jupyter_book(cmd, cwd):  # stands in for Sphinx: half a site, then a long wait
+    html = Path(cmd[cmd.index("--path-output") + 1]) / "_build" / "html"
+    html.mkdir(parents=True)
+    (html / "index.html").write_text("half a site")
+    (Path(sys.argv[2]) / "sphinx-started").write_text("")
+    time.sleep(60)
+    return types.SimpleNamespace(returncode=0)
+
+build.subprocess = types.SimpleNamespace(run=slow_jupyter_book)
+sys.exit(cli.main(["build", "--profile", "quick", "-o", sys.argv[1]]))
+'''
+
+
+@pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_site_build_keeps_the_previous_site(tmp_path, sig, status):
+    out = outputs.prepare_output(tmp_path / "site")
+    (out / "html").mkdir()
+    (out / "html" / "index.html").write_text("previous site")
+    before = snapshot(out)
+    flag = tmp_path / "flags"
+    flag.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, str(out), str(flag)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (flag / "sphinx-started").exists():
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "previous site" in one_error_line(err) and "unchanged" in err
+    assert snapshot(out) == before
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "html"]
