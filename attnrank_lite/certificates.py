@@ -260,7 +260,8 @@ class FrobeniusTailCertificate:
     For :math:`\|E\| \le \varepsilon` and *distinct* rows S and columns T,
     :math:`\|E_{S,T}\|_F^2 \le \sum_{i\in S}\|E_i\|_1^2 \le |S|\varepsilon^2`. Eckart–Young then gives
 
-    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k} \sigma_l(A_{S,T})^2 \le |S|\varepsilon^2\}.
+    .. math:: \mathrm{rank}_\varepsilon(A) \ge
+              \min\{k : \textstyle\sum_{l>k} \sigma_l(A_{S,T})^2 \le |S|\varepsilon^2\}.
 
     Repeated columns would multiply singular values while the budget stays, repeated or wrapped
     (negative) indices are therefore refused. ``verify`` recomputes an SVD of the submatrix and
@@ -304,7 +305,10 @@ class FrobeniusTailCertificate:
         S = self.submatrix(A)
         if rank > min(S.shape):
             return False
-        t = frobenius_tail_bounds(S)
+        try:
+            t = frobenius_tail_bounds(S)
+        except np.linalg.LinAlgError:  # the SVD did not converge: nothing is certified
+            return False
         return bool(t[rank - 1] > frobenius_budget(S.shape[0], eps))
 
 

@@ -1,8 +1,8 @@
 """Seeded soundness fuzz of ``rank_bracket`` (issue 10, "Keep it that way").
 
 4,000 small matrices (self-attention on the sphere, Gaussian logits, weighted keys, tiny and
-huge inverse temperatures, and signed non-attention matrices) at error levels that include 0, huge values and values placed
-one float either side of a row's exact error. Every bracket is rechecked here, independently of
+huge inverse temperatures, and signed non-attention matrices) at error levels that include 0,
+huge values and values placed one float either side of a row's exact error. Every bracket is rechecked here, independently of
 the package's verifiers, against its explicit witnesses:
 
 * the upper factorisation ``B = L R``: its max-row-l1 error, computed exactly in rational
@@ -31,6 +31,7 @@ from attnrank_lite import (
     row_softmax,
     softmax_attention,
 )
+from attnrank_lite.bracket import rank_brackets
 
 SEED = 20261202
 CHUNKS = 10
@@ -158,6 +159,9 @@ def test_brackets_are_sound_in_exact_arithmetic(chunk):
         eps_all = _eps_choices(rng, A, Aq)
         eps = eps_all[int(rng.integers(len(eps_all)))]
         _check_bracket(A, Aq, eps, rank_bracket(A, eps))
+        if t % 10 == 0:  # several levels sharing one factorisation
+            for e, b in zip(eps_all, rank_brackets(A, eps_all)):
+                _check_bracket(A, Aq, e, b)
         counts[kind] += 1
     assert sum(counts.values()) == PER_CHUNK and min(counts.values()) > 0
 
