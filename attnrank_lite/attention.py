@@ -196,7 +196,8 @@ def logit_rounding_bound(Q, K=None, beta: float = 1.0) -> np.ndarray:
     Notes
     -----
     Adding the log-weight :math:`\log w_j` to the computed product costs one more relative
-    rounding of the sum, :math:`u\,|L_{ij}|`; callers that add log-weights add that term. Two computations of the same logits with
+    rounding of the sum, :math:`u\,|L_{ij}|`; callers that add log-weights add that term. Two
+    computations of the same logits with
     different kernels differ by at most :math:`2\Delta_{ij}`, and the row softmaxes of two logit
     matrices whose rows differ by at most :math:`\delta_i` differ entrywise by a relative factor
     in :math:`[e^{-2\delta_i}, e^{2\delta_i}]`.

@@ -2,8 +2,8 @@
 
 4,000 small matrices (self-attention on the sphere, Gaussian logits, weighted keys, tiny and
 huge inverse temperatures, and signed non-attention matrices) at error levels that include 0,
-huge values and values placed one float either side of a row's exact error. Every bracket is rechecked here, independently of
-the package's verifiers, against its explicit witnesses:
+huge values and values placed one float either side of a row's exact error. Every bracket is
+rechecked here, independently of the package's verifiers, against its explicit witnesses:
 
 * the upper factorisation ``B = L R``: its max-row-l1 error, computed exactly in rational
   arithmetic (``fractions.Fraction``) from the stored float factors, is ``<= eps``;
