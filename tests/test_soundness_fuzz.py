@@ -11,6 +11,8 @@ rechecked here, independently of the package's verifiers, against its explicit w
   exact, so both directions hold);
 * a cluster-mass lower certificate: rows distinct, groups disjoint and in range, and the condition
   ``|1 - M_aa| + sum_{b != a} |M_ab| < 1 - eps`` recomputed exactly;
+* a Neumann (inverse-norm) lower certificate: ``M = A_S G`` inverted exactly, and
+  ``||M^{-1}|| eps < 1``;
 * a norm lower certificate: the stored row's exact l1 mass exceeds ``eps``;
 * a Frobenius-tail lower certificate: the tail of the spectrum of the exact rational Gram matrix,
   from 50-digit eigenvalues (mpmath, not LAPACK), exceeds the budget ``|S| eps^2``;
@@ -109,6 +111,36 @@ def _check_cluster(Aq, eps, rows, groups):
         assert abs(1 - M[a]) + sum(abs(x) for b, x in enumerate(M) if b != a) < 1 - Fraction(eps)
 
 
+def _exact_inverse(M):
+    """Inverse of a square rational matrix by Gauss-Jordan elimination (None if singular)."""
+    p = len(M)
+    W = [list(row) + [Fraction(int(i == j)) for j in range(p)] for i, row in enumerate(M)]
+    for c in range(p):
+        piv = next((r for r in range(c, p) if W[r][c] != 0), None)
+        if piv is None:
+            return None
+        W[c], W[piv] = W[piv], W[c]
+        inv = 1 / W[c][c]
+        W[c] = [x * inv for x in W[c]]
+        for r in range(p):
+            if r != c and W[r][c] != 0:
+                f = W[r][c]
+                W[r] = [x - f * y for x, y in zip(W[r], W[c])]
+    return [row[p:] for row in W]
+
+
+def _check_neumann(Aq, eps, rows, groups):
+    """rank_eps >= p when M = A_S G (disjoint groups) is invertible with ||M^{-1}|| eps < 1."""
+    m = len(Aq[0])
+    flat = [j for g in groups for j in g]
+    assert len(set(rows)) == len(rows) == len(groups)
+    assert len(flat) == len(set(flat)) and all(0 <= j < m for j in flat)
+    M = [[sum(Aq[i][j] for j in g) for g in groups] for i in rows]
+    Minv = _exact_inverse(M)
+    assert Minv is not None
+    assert max(sum(abs(x) for x in row) for row in Minv) * Fraction(eps) < 1
+
+
 def _check_frobenius(Aq, eps, cert):
     rows = list(range(len(Aq))) if cert.rows is None else [int(i) for i in cert.rows]
     cols = list(range(len(Aq[0]))) if cert.cols is None else [int(j) for j in cert.cols]
@@ -144,6 +176,8 @@ def _check_bracket(A, Aq, eps, b):
         assert sums[c.row] > Fraction(eps)
     elif kind == "frobenius-tail":
         _check_frobenius(Aq, eps, c)
+    elif kind == "neumann":
+        _check_neumann(Aq, eps, b.lower_rows, b.lower_groups)
     else:  # a lower certificate kind added later: at least the trivial necessary condition
         assert max(sums) > Fraction(eps)
 
@@ -164,6 +198,16 @@ def test_brackets_are_sound_in_exact_arithmetic(chunk):
                 _check_bracket(A, Aq, e, b)
         counts[kind] += 1
     assert sum(counts.values()) == PER_CHUNK and min(counts.values()) > 0
+
+
+def test_exact_neumann_check_matches_a_closed_form():
+    """The exact check used above, on M = a I + b J whose inverse is known in closed form."""
+    a, b, p = Fraction(1, 4), Fraction(1, 4), 3
+    M = [[a * (i == j) + b for j in range(p)] for i in range(p)]
+    Minv = _exact_inverse(M)
+    closed = [[(1 / a) * ((i == j) - b / (a + p * b)) for j in range(p)] for i in range(p)]
+    assert Minv == closed
+    assert _exact_inverse([[Fraction(1), Fraction(2)], [Fraction(2), Fraction(4)]]) is None
 
 
 @pytest.mark.parametrize("chunk", range(3))
