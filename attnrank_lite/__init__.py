@@ -12,8 +12,10 @@ from .certificates import (
     SubspaceCertificate,
 )
 from .interaction import softmax_perturbation_bound
+from .neumann import NeumannCertificate
 from .norms import bounded_output_error, row_l1, worst_case_values
 from .polynomial import PolynomialCertificate, polynomial_certificate
+from .streaming import point_bracket, point_brackets
 
 __version__ = "0.1.0"
 
@@ -33,4 +35,7 @@ __all__ = [
     "softmax_perturbation_bound",
     "polynomial_certificate",
     "PolynomialCertificate",
+    "NeumannCertificate",
+    "point_bracket",
+    "point_brackets",
 ]

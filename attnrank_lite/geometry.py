@@ -8,7 +8,8 @@ attention into a Gaussian kernel.
 from __future__ import annotations
 
 import itertools
-from math import gamma as _gamma_fn, pi
+from math import gamma as _gamma_fn
+from math import pi
 
 import numpy as np
 

@@ -28,6 +28,7 @@ __all__ = [
     "bracket_sweep",
     "configuration_sweep",
     "slope_table",
+    "point_sweep",
     "sphere_configuration",
     "spherical_instance",
 ]
@@ -57,8 +58,10 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
     if kind in ("well-spread", "packing"):
         from math import gamma, pi
 
+        from .geometry import sphere_area
+
         # n caps of chordal radius delta/2 cover a fraction ~0.7 of the sphere (greedy packing)
-        area = 2 * pi ** (d / 2) / gamma(d / 2)
+        area = sphere_area(d)
         ball = pi ** ((d - 1) / 2) / gamma((d + 1) / 2)
         delta = 2 * (0.7 * area / (n * ball)) ** (1 / (d - 1))
         return separated_packing(d, min(delta, 2.0), seed=seed)
@@ -83,19 +86,58 @@ def ball_instance(d: int, beta: float, spacing_factor: float, weighted: bool = T
     return A, X.shape[0], (log_effective_token_count(lw) if weighted else float(np.log(X.shape[0])))
 
 
-def bracket_rows(A: np.ndarray, eps_values, **info) -> list[dict]:
+def bracket_rows(A: np.ndarray, eps_values, points=None, **info) -> list[dict]:
     """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows.
 
-    No timings: the same parameters give byte-identical tables (chapter times are in the run
-    record; engine speed is measured in ``benchmarks/``).
+    ``points`` (the queries = keys as points) adds the Neumann lower and harmonic upper
+    families (:func:`attnrank_lite.bracket.rank_brackets`). No timings: the same parameters give
+    byte-identical tables (chapter times are in the run record; engine speed is measured in
+    ``benchmarks/``).
     """
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
              "lower_kind": b.lower_kind, "upper_source": b.upper_certificate.source,
              "verified": bool(b.verify(A, b.eps))}
-            for b in rank_brackets(A, eps_values)]
+            for b in rank_brackets(A, eps_values, points=points)]
 
 
-def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", **info) -> pd.DataFrame:
+def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd=False,
+                **info) -> pd.DataFrame:
+    r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
+    from :func:`attnrank_lite.streaming.point_brackets` (the matrix is never stored).
+
+    One :class:`~attnrank_lite.harmonic.HarmonicBasis` serves every ``beta``. Column
+    ``verified``: the certificates were verified on the row blocks generated from the points
+    (always) and, when ``n <= verify_dense_limit``, rechecked by ``verify`` on the materialised
+    matrix. ``degree`` is the harmonic degree ``L`` of the upper certificate (``None`` if the
+    upper side came from another family).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
+        upper_source, degree, verified.
+    """
+    from .harmonic import HarmonicBasis
+    from .streaming import point_brackets
+
+    X = np.asarray(X, dtype=np.float64)
+    basis = HarmonicBasis(X)
+    rows = []
+    for beta in progress(list(betas), desc=desc or "beta"):
+        bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd)
+        A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
+        for b in bs:
+            rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
+                         "upper": b.upper, "lower_kind": b.lower_kind,
+                         "upper_source": b.upper_certificate.source,
+                         "degree": getattr(b.upper_certificate, "degree", None),
+                         "verified": True if A is None else bool(b.verify(A, b.eps))})
+        del A
+    return pd.DataFrame(rows)
+
+
+def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
+                  **info) -> pd.DataFrame:
     """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
 
     Parameters
@@ -106,6 +148,9 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", *
     eps_values : sequence of float
     key : str
         Column name for ``v``.
+    points : array_like, optional
+        The points of every instance (rows of ``A``; self-attention keys on the sphere): adds
+        the Neumann lower and harmonic upper families.
 
     Returns
     -------
@@ -117,7 +162,7 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", *
     for v in progress(list(values), desc=desc or key):
         out = make(v)
         A, extra = (out if isinstance(out, tuple) else (out, {}))
-        rows += bracket_rows(A, eps_values, **{key: v}, **info, **extra)
+        rows += bracket_rows(A, eps_values, points=points, **{key: v}, **info, **extra)
         del A
     return pd.DataFrame(rows)
 
