@@ -90,7 +90,7 @@ return [...document.querySelectorAll('.cell_output')]
 """
 # code cells whose lines run past the column
 _CODE_OVERFLOW_JS = r"""
-return [...document.querySelectorAll('.cell_input pre, .cell .highlight pre')]
+return [...document.querySelectorAll('.cell_input pre')]
   .filter(p => p.scrollWidth > p.clientWidth + 1)
   .map(p => ({over: p.scrollWidth - p.clientWidth,
               line: p.innerText.split('\n').reduce((a, b) => b.length > a.length ? b : a, '')}));
