@@ -2,6 +2,8 @@
 report and verdict on synthetic tables, determinism of the tables on the bundled model."""
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -159,6 +161,9 @@ def test_study_head_certificates_verify_against_the_true_attention():
         assert r["poly_count"] >= 1 and r["eta_osc_at_r"] <= 0.1
     for sr in seq_rows:
         assert sr["verified"] and sr["poly_verified"] and sr["lower"] <= sr["upper"] <= sr["n_tokens"]
+        r_o = next(r["r_osc_tau"] for r in rows if r["multiplier"] == sr["multiplier"])
+        assert sr["poly_coords"] in (r_o, r_o + 1)
+        assert sr["poly_count"] == comb(sr["poly_coords"] + sr["poly_degree"], sr["poly_degree"])
 
 
 def test_select_heads_reconstructs_the_84_head_set():
@@ -295,3 +300,29 @@ def test_heatmaps_fit_the_page_with_legible_text():
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert sizes and min(sizes) >= 10
     plt.close(fig)
+
+
+def test_column_term_as_extra_coordinate_certifies_the_true_attention(monkeypatch):
+    """When the weighted certificate is not found, the fallback puts the column term (query mean
+    against centred keys) in one more coordinate; that certificate must verify against A."""
+    from attnrank_lite import polynomial
+
+    rng = np.random.default_rng(14)
+    qk = [(rng.standard_normal((12, 4)) + 3.0, rng.standard_normal((12, 4))) for _ in range(2)]
+    geom = wh.head_geometry(qk)
+    real = polynomial.polynomial_certificate
+
+    def no_weighted(Qv, Kv, beta, eps, max_degree=64, log_weights=None):
+        return None if log_weights is not None else real(Qv, Kv, beta, eps, max_degree=max_degree)
+
+    monkeypatch.setattr(cal, "polynomial_certificate", no_weighted)
+    for t, (Q, K) in enumerate(qk):
+        cert, coords = cal._polynomial_on_truncation(geom, t, 0.8, 0.2, 4, 64)
+        assert coords == 5 and cert is not None and cert.Kv.shape == (12, 5)
+        assert cert.verify(softmax_attention(Q, K, beta=0.8), 0.2 + 1e-9)
+    rows, seq_rows = cal.study_head(0, 0, qk, geom, [0.8], eps=0.3, tau=0.1, bracket_seqs=[0, 1])
+    r_o = rows[0]["r_osc_tau"]
+    for sr in seq_rows:
+        assert sr["poly_verified"] and sr["poly_coords"] == r_o + 1
+        assert sr["poly_count"] == polynomial.monomial_count(r_o + 1, sr["poly_degree"])
+    assert rows[0]["poly_count"] == max(sr["poly_count"] for sr in seq_rows)
