@@ -51,7 +51,8 @@ SPEC = ChapterSpec(
         Param("max_degree", 64, "int",
               "Largest polynomial degree tried by the polynomial certificates.", low=1, high=256),
         Param("n_boot", 2000, "int",
-              "Bootstrap resamples (whole heads) for the Spearman intervals.", low=100, high=100000),
+              ("Bootstrap resamples (whole heads) for the Spearman intervals; an interval is reported only "
+               "when at least 95% of them define the correlation."), low=100, high=100000),
         Param("seed", 0, "int", "Random seed of the bootstrap.", low=0, high=2**32 - 1),
     ),
     profiles={
