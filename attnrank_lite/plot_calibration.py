@@ -68,13 +68,13 @@ def reductions_by_multiplier(settings: pd.DataFrame):
     ax.set_xticks(range(len(mults)), [f"{m:g}" for m in mults])
     ax.set_xlabel("inverse-temperature multiplier (x 1/sqrt(d_head))")
     ax.set_ylabel("effective-dimension reduction")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     return fig
 
 
 def tau_curves(curves: pd.DataFrame):
     """Median (and quartiles over heads) of the reduction ``1 - r_osc(tau)/d_head`` against tau, per multiplier."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(6, 3.6), constrained_layout=True)
     for i, (m, sub) in enumerate(curves.groupby("multiplier")):
         q = sub.groupby("tau")["reduction_osc"].quantile([0.25, 0.5, 0.75]).unstack()
         ax.plot(q.index, q[0.5], "o-", color=f"C{i}", ms=3, label=f"multiplier {m:g}")
@@ -84,14 +84,14 @@ def tau_curves(curves: pd.DataFrame):
     ax.set_xscale("log")
     ax.set_xlabel("output tolerance tau")
     ax.set_ylabel("reduction 1 - r(tau)/d_head")
-    ax.set_title("solid: r_osc (quartile band over heads); dotted: SVD bound r", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_title("solid: r_osc (quartile band over heads); dotted: SVD bound r", fontsize=10)
+    ax.legend(fontsize=9)
     return fig
 
 
 def dimension_vs_certificates(settings: pd.DataFrame):
     """Scatter of the effective dimension r_osc(tau) against the polynomial certificate and the upper bracket."""
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
     rng = np.random.default_rng(0)  # jitter only
     for i, (m, sub) in enumerate(settings.groupby("multiplier")):
         x = sub["r_osc_tau"].to_numpy() + rng.uniform(-0.2, 0.2, len(sub))
@@ -99,11 +99,11 @@ def dimension_vs_certificates(settings: pd.DataFrame):
         ok = np.isfinite(y)
         axes[0].plot(x[ok], y[ok], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
         axes[1].plot(x, sub["upper_mean"], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
-    axes[0].set_ylabel("log10 certificate count C(r+D, D)")
-    axes[1].set_ylabel("mean certified upper rank (SVD bracket)")
+    axes[0].set_ylabel("log10 count C(r+D, D)")
+    axes[1].set_ylabel("mean SVD upper bracket")
     for ax in axes:
         ax.set_xlabel("effective dimension r_osc(tau)")
-    axes[1].legend(title="multiplier", fontsize=7)
+    axes[1].legend(title="multiplier", fontsize=9)
     return fig
 
 
