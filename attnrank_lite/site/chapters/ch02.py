@@ -5,8 +5,16 @@ from ..spec import ChapterSpec, Param
 
 def _memory(v):
     """One dense n x n attention matrix and its bracket per sweep."""
-    for name in ("circle_n", "sphere_n", "d4_n", "config_n", "spectrum_n"):
+    for name in ("circle_n", "sphere_n", "config_n", "spectrum_n"):
         yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
+    # d = 4, 5: point_bracket streams row blocks and never stores A; it keeps the points'
+    # harmonic basis (n x N(d, <= L) floats, N about (1+beta)^{(d-1)/2} times a few) and
+    # row blocks of a few thousand rows.
+    for name, betas, d in (("d4_n", "d4_betas", 4), ("d5_n", "d5_betas", 5)):
+        if v[name] > 0:
+            cols = min(v[name], 8 * (1 + max(v[betas])) ** ((d - 1) / 2))
+            yield dense_need(v[name], cols + 2048, name, "streamed brackets: basis and row blocks",
+                             copies=3)
     n = max(v["nsweep_ns"])
     yield dense_need(n, n, "nsweep_ns", "the largest circle of the n-sweep")
 
@@ -20,11 +28,16 @@ SPEC = ChapterSpec(
         Param("circle_n", 1024, "int", "Points of the equispaced circle (d = 2).", low=16, high=8192),
         Param("circle_betas", [16.0, 64.0, 256.0, 1024.0, 4096.0], "float_list",
               "Inverse temperatures of the circle sweep.", low=0.5, high=1e6, min_len=2, max_len=16),
-        Param("sphere_n", 2048, "int", "Points of the Fibonacci sphere (d = 3).", low=64, high=20000),
+        Param("sphere_n", 2048, "int", "Points of the Fibonacci sphere (d = 3; also the proof checks).",
+              low=64, high=20000),
         Param("sphere_betas", [16.0, 32.0, 64.0, 128.0], "float_list",
               "Inverse temperatures of the sphere sweep.", low=0.5, high=1e5, min_len=2, max_len=16),
-        Param("d4_n", 0, "int", "About this many packed points on S^3 for a d = 4 sweep (0 = skip).", low=0, high=8000),
-        Param("d4_betas", [8.0, 16.0, 32.0, 64.0], "float_list", "Inverse temperatures of the d = 4 sweep.",
+        Param("d4_n", 3000, "int", "Well-spread points on S^3 for the d = 4 sweep (streamed brackets).",
+              low=200, high=40000),
+        Param("d4_betas", [4.0, 8.0, 16.0, 32.0], "float_list", "Inverse temperatures of the d = 4 sweep.",
+              low=0.5, high=1e4, min_len=2, max_len=16),
+        Param("d5_n", 0, "int", "Well-spread points on S^4 for a d = 5 sweep (0 = skip).", low=0, high=40000),
+        Param("d5_betas", [4.0, 8.0, 16.0, 32.0], "float_list", "Inverse temperatures of the d = 5 sweep.",
               low=0.5, high=1e4, min_len=2, max_len=16),
         Param("nsweep_beta", 1024.0, "float", "Inverse temperature of the n-sweep on the circle.", low=1.0, high=1e6),
         Param("nsweep_ns", [16, 32, 64, 128, 256, 512, 1024], "int_list", "Circle sizes of the n-sweep.",
@@ -39,10 +52,12 @@ SPEC = ChapterSpec(
         Param("seed", 0, "int", "Seed of the random and clustered configurations.", low=0, high=2**32 - 1),
     ),
     profiles={
-        "quick": {"circle_n": 512, "circle_betas": [16.0, 64.0, 256.0, 1024.0], "sphere_n": 1024,
+        "quick": {"circle_n": 512, "circle_betas": [16.0, 64.0, 256.0, 1024.0], "sphere_n": 800,
                   "sphere_betas": [8.0, 16.0, 32.0, 64.0], "nsweep_ns": [16, 32, 64, 128, 256, 512],
-                  "config_n": 512, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 1024},
-        "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0], "d4_n": 2000,
+                  "config_n": 400, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 800,
+                  "d4_n": 1000, "d4_betas": [4.0, 8.0, 16.0]},
+        "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0],
+                  "d4_n": 20000, "d4_betas": [8.0, 16.0, 32.0, 64.0],
                   "config_n": 2048, "config_betas": [8.0, 16.0, 32.0, 64.0, 128.0], "spectrum_n": 4096},
     },
     constraints=(
@@ -50,4 +65,27 @@ SPEC = ChapterSpec(
         f"parameter 'nsweep_ns' must stay <= 4096 (dense brackets); got max {max(v['nsweep_ns'])}",
     ),
     memory=_memory,
+    code={
+        "thm-spherical-law": ["attnrank_lite.sweeps.bracket_sweep", "attnrank_lite.sweeps.point_sweep",
+                              "attnrank_lite.point_bracket", "attnrank_lite.sweeps.slope_table"],
+        "obs-spherical-slopes": ["attnrank_lite.sweeps.slope_table", "attnrank_lite.law_tables.slope_checks",
+                                 "attnrank_lite.law_tables.constant_brackets",
+                                 "attnrank_lite.law_tables.constants_summary"],
+        "lem-chebyshev-exp": ["attnrank_lite.sphere_proofs.chebyshev_exp_coefficients",
+                              "attnrank_lite.sphere_proofs.chebyshev_tail",
+                              "attnrank_lite.sphere_proofs.chebyshev_tail_bound",
+                              "attnrank_lite.sphere_proofs.proven_degree"],
+        "thm-sphere-upper": ["attnrank_lite.sphere_proofs.normaliser_shares",
+                             "attnrank_lite.sphere_proofs.chebyshev_construction_errors",
+                             "attnrank_lite.sphere_proofs.upper_proof_table",
+                             "attnrank_lite.harmonic.HarmonicBasis", "attnrank_lite.harmonic.harmonic_upper_bound"],
+        "thm-sphere-lower": ["attnrank_lite.sphere_proofs.regularity_constants",
+                             "attnrank_lite.sphere_proofs.cap_radius_factor",
+                             "attnrank_lite.sphere_proofs.cap_packing_certificate",
+                             "attnrank_lite.sphere_proofs.lower_proof_table",
+                             "attnrank_lite.neumann.NeumannCertificate", "attnrank_lite.neumann.neumann_lower_bound"],
+        "prop-funk-hecke": ["attnrank_lite.spectra.funk_hecke_eigenvalues",
+                            "attnrank_lite.spectra.circulant_kernel_spectrum",
+                            "attnrank_lite.spectra.predicted_attention_spectrum"],
+    },
 )
