@@ -54,7 +54,7 @@ SPEC = ChapterSpec(
     profiles={
         "quick": {"circle_n": 512, "circle_betas": [16.0, 64.0, 256.0, 1024.0], "sphere_n": 800,
                   "sphere_betas": [8.0, 16.0, 32.0, 64.0], "nsweep_ns": [16, 32, 64, 128, 256, 512],
-                  "config_n": 400, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 800,
+                  "config_n": 400, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 1024,
                   "d4_n": 1000, "d4_betas": [4.0, 8.0, 16.0]},
         "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0],
                   "d4_n": 20000, "d4_betas": [8.0, 16.0, 32.0, 64.0],
@@ -79,6 +79,8 @@ SPEC = ChapterSpec(
                              "attnrank_lite.sphere_proofs.chebyshev_construction_errors",
                              "attnrank_lite.sphere_proofs.upper_proof_table",
                              "attnrank_lite.harmonic.HarmonicBasis", "attnrank_lite.harmonic.harmonic_upper_bound"],
+        "prop-neumann-lower": ["attnrank_lite.neumann.NeumannCertificate", "attnrank_lite.neumann.inverse_norm_bound",
+                               "attnrank_lite.neumann.neumann_lower_bound"],
         "thm-sphere-lower": ["attnrank_lite.sphere_proofs.regularity_constants",
                              "attnrank_lite.sphere_proofs.cap_radius_factor",
                              "attnrank_lite.sphere_proofs.cap_packing_certificate",
