@@ -102,7 +102,7 @@ class HarmonicBasis:
         k = self._k
         need = k + C.shape[1]
         if need > self._buf.shape[1]:
-            cap = min(max(need, 2 * self._buf.shape[1]), max(need, self.m))
+            cap = min(max(need, int(1.3 * self._buf.shape[1])), max(need, self.m))
             buf = np.empty((self.m, cap), order="F")
             buf[:, :k] = self._buf[:, :k]
             self._buf = buf
@@ -121,7 +121,8 @@ class HarmonicBasis:
 
     def columns(self, L: int) -> np.ndarray:
         """Orthonormal basis of degree ``<= L``, shape (m, dimension(L)) (a view; do not modify)."""
-        return self._buf[:, : self.dimension(L)]
+        k = self.dimension(L)  # grow first: growing may replace the buffer
+        return self._buf[:, :k]
 
     def grow_to(self, L: int) -> None:
         """Build the degrees up to ``L``."""
@@ -258,15 +259,13 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
                 floor[e] = len(cuts)
         if not cand:
             break
-        i_lo, i_hi = min(cand.values()), max(cand.values())
-        # a little headroom: one cut above the largest candidate, checked in the same pass
-        i_top = min(len(cuts) - 1, i_hi + 1)
+        i_lo, i_top = min(cand.values()), max(cand.values())
         ktop = cuts[i_top]
         Vt = V[:, :ktop]
         if absR1 is None or absR1.shape[0] < ktop:
             absR1 = np.abs(V[:, :ktop]).sum(axis=0) * (1 + gamma(m + 2))
         Lfac = np.empty((n, ktop))
-        checked = sorted(set(cand.values()) | {min(len(cuts) - 1, i + 1) for i in cand.values()})
+        checked = sorted(set(cand.values()))
         errs = {i: np.empty(n) for i in checked}
         margs = {i: np.empty(n) for i in checked}
         gam = gamma(ktop + m + 2)
@@ -292,14 +291,14 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
             passing = [i for i in checked if i >= cand[e] and bool(np.all(errs[i] + margs[i] <= tol))]
             if passing:
                 i = passing[0]
-                results[e] = (cuts[i], Lfac[:, : cuts[i]])
+                results[e] = (cuts[i], Lfac if cuts[i] == ktop else Lfac[:, : cuts[i]])
             else:
                 i = cand[e]
                 floor[e] = i + 1
                 bad = np.argsort(-(errs[i] + margs[i]))[:32]
                 sample_idx = np.union1d(sample_idx, bad)
         del errs, margs
-    return [None if r is None else (r[0], np.ascontiguousarray(r[1])) for r in results]
+    return results
 
 
 def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
@@ -346,8 +345,8 @@ def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int =
             continue
         k, Lfac = res
         deg = cuts.index(k)
-        cert = SubspaceCertificate(Lfac, np.ascontiguousarray(basis.columns(deg).T),
-                                   source=f"harmonic degree {deg}")
+        # R is a view of the basis (no copy): the basis is only ever appended to
+        cert = SubspaceCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}")
         cert.degree = deg
         out.append(cert)
     return out

@@ -13,7 +13,8 @@ matrix), so memory is :math:`O(\text{block}\cdot m)` plus the factors of the upp
   among the queries, Voronoi key groups; the book's :ref:`thm-neumann-lower`), which only needs
   the rows of its centres; the norm certificate; on instances small enough to afford it
   (``n * m <= FROBENIUS_LIMIT``) the Frobenius-tail certificate of an evenly spaced row
-  submatrix.
+  submatrix and the greedy cluster-mass certificate (on a temporary copy of ``A``: at most
+  ``FROBENIUS_LIMIT`` entries).
 
 The returned :class:`~attnrank_lite.bracket.RankBracket` holds ordinary certificates: when ``A``
 fits in memory, ``bracket.verify(A, eps)`` rechecks them on it.
@@ -113,13 +114,16 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
     def rows_of(idx):
         return softmax_attention(Q[idx], K, beta, lw)
 
-    # row masses (one pass): the zero certificate and the norm certificate
-    mass = np.empty(n)
-    for s in range(0, n, block):
-        mass[s:s + block] = np.abs(rows_of(slice(s, s + block))).sum(axis=1)
+    # row masses: the zero certificate and the norm certificate. Row 0 alone settles both when
+    # its mass exceeds every eps (softmax rows have mass ~1); otherwise one pass over all rows.
+    mass = np.abs(rows_of(slice(0, 1))).sum(axis=1)
+    if float(mass[0]) * (1 - gamma(m + 1)) <= max(eps_list, default=0.0):
+        mass = np.empty(n)
+        for s in range(0, n, block):
+            mass[s:s + block] = np.abs(rows_of(slice(s, s + block))).sum(axis=1)
     mass_hi = mass * (1 + gamma(m + 1))
     order = _LazyOrder(Q)
-    frob_S = frob_rows = None
+    frob_S = frob_rows = small_A = None
     out: list = [None] * len(eps_list)
     need = []
     lowers = {}
@@ -134,7 +138,15 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
         if neu.rank > lower.rank:
             lower = neu
         if n * m <= FROBENIUS_LIMIT:
-            from .lower import frobenius_tail_lower_bound
+            from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
+
+            if small_A is None:  # small instance: a temporary copy for the greedy cluster search
+                small_A = np.empty((n, m))
+                for s in range(0, n, block):
+                    small_A[s:s + block] = rows_of(slice(s, s + block))
+            cm = cluster_mass_lower_bound(small_A, eps)
+            if cm.rank > lower.rank:
+                lower = cm
 
             if frob_rows is None:
                 frob_rows = np.unique(np.linspace(0, n - 1, min(n, _FROB_ROWS)).round().astype(np.int64))
@@ -145,6 +157,7 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
                 lower = fr
         lowers[e] = lower
         need.append(e)
+    del small_A
     if need:
         lo = min(lowers[e].rank for e in need) - 1
         ups = harmonic_search(rows_of, n, basis, [eps_list[e] for e in need], lo=max(0, lo), block=block)

@@ -66,3 +66,35 @@ def test_gaussian_ball_bad_input():
 def test_circle_points_signature_unchanged():
     X = circle_points(4, offset=0.0)
     assert np.allclose(X, [[1, 0], [0, 1], [-1, 0], [0, -1]], atol=1e-15)
+
+
+def test_sphere_area_closed_forms():
+    from attnrank_lite.geometry import sphere_area
+
+    assert np.isclose(sphere_area(2), 2 * np.pi) and np.isclose(sphere_area(3), 4 * np.pi)
+    assert np.isclose(sphere_area(4), 2 * np.pi ** 2) and np.isclose(sphere_area(5), 8 * np.pi ** 2 / 3)
+    with pytest.raises(ValueError, match="d"):
+        sphere_area(0)
+
+
+@pytest.mark.parametrize("d", [4, 5])
+def test_well_spread_sphere_is_deterministic_unit_and_spread(d):
+    from attnrank_lite.geometry import random_sphere, spread_report, well_spread_sphere
+
+    X = well_spread_sphere(3000, d)
+    assert X.shape == (3000, d) and np.allclose(np.linalg.norm(X, axis=1), 1.0)
+    assert np.array_equal(X, well_spread_sphere(3000, d))  # same call, same code path
+    r = spread_report(X, probes=20_000)
+    # separated far better than random points of the same size, and a covering radius that is
+    # a small multiple of the half separation
+    rand = spread_report(random_sphere(3000, d, seed=0), probes=20_000)
+    assert r["min_separation"] > 3 * rand["min_separation"]
+    assert r["ratio"] < 4 and r["covering_radius"] < rand["covering_radius"]
+
+
+def test_spread_report_on_the_circle():
+    from attnrank_lite.geometry import spread_report
+
+    r = spread_report(circle_points(100), probes=5000)
+    assert np.isclose(r["min_separation"], 2 * np.sin(np.pi / 100))  # chord of angle 2 pi / n
+    assert r["covering_radius"] <= 2 * np.sin(np.pi / 200) + 1e-12  # half-angle chord
