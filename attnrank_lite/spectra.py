@@ -21,6 +21,8 @@ from math import comb
 import numpy as np
 from scipy.special import gammaln, ive
 
+from .checks import count_value, finite_nonnegative
+
 __all__ = [
     "harmonic_dimension",
     "harmonic_count",
@@ -34,9 +36,19 @@ __all__ = [
 
 
 def _check_d(d) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
-        raise ValueError(f"d must be an integer >= 2 (points on S^(d-1)), got {d!r}")
-    return int(d)
+    """``d`` as an int ``>= 2`` (points on S^(d-1)); ``ValueError`` naming ``d`` otherwise."""
+    return count_value("d", d, minimum=2)
+
+
+def _check_degree(name: str, value) -> int:
+    return count_value(name, value, minimum=0)
+
+
+def _check_beta_positive(beta) -> float:
+    beta = finite_nonnegative("beta", beta)
+    if beta <= 0:
+        raise ValueError(f"beta must be a finite number > 0, got {beta}")
+    return beta
 
 
 def harmonic_dimension(l: int, d: int) -> int:
@@ -48,9 +60,7 @@ def harmonic_dimension(l: int, d: int) -> int:
     first space onto the second). d = 2: 1, 2, 2, ...; d = 3: 2l + 1.
     """
     d = _check_d(d)
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 0:
-        raise ValueError(f"degree l must be an integer >= 0, got {l!r}")
-    l = int(l)
+    l = _check_degree("degree l", l)
     return comb(l + d - 1, d - 1) - (comb(l + d - 3, d - 1) if l >= 2 else 0)
 
 
@@ -61,9 +71,7 @@ def harmonic_count(L: int, d: int) -> int:
     Grows like :math:`L^{d-1}`.
     """
     d = _check_d(d)
-    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 0:
-        raise ValueError(f"degree L must be an integer >= 0, got {L!r}")
-    L = int(L)
+    L = _check_degree("degree L", L)
     return comb(L + d - 1, d - 1) + (comb(L + d - 2, d - 1) if L >= 1 else 0)
 
 
@@ -86,10 +94,9 @@ def funk_hecke_eigenvalues(beta: float, d: int, L: int) -> np.ndarray:
         surface measure).
     """
     d = _check_d(d)
-    beta = float(beta)
-    if not np.isfinite(beta) or beta <= 0:
-        raise ValueError(f"beta must be a finite number > 0, got {beta}")
-    nu = np.arange(int(L) + 1) + d / 2 - 1
+    beta = _check_beta_positive(beta)
+    L = _check_degree("L", L)
+    nu = np.arange(L + 1) + d / 2 - 1
     logc = gammaln(d / 2) + (d / 2 - 1) * np.log(2 / beta)
     return np.exp(logc) * ive(nu, beta)
 
@@ -145,6 +152,7 @@ def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 
     For large :math:`\beta`, :math:`I_{\nu}(\beta)/I_{\nu_0}(\beta) \approx e^{-(\nu^2-\nu_0^2)/(2\beta)}`,
     so :math:`L \approx \sqrt{2\beta\log(1/\text{tol})}`.
     """
+    tol = finite_nonnegative("tol", tol)
     if not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")
     L = 16
