@@ -160,9 +160,11 @@ class HarmonicBasis:
         V = self._buf[:, :k0]
         for _ in range(2):  # classical Gram-Schmidt, twice
             C -= V @ (V.T @ C)
-        Qb, R = np.linalg.qr(C)
-        diag = np.abs(np.diag(R))
         scale = max(float(norms.max()), 1e-300)
+        Qb, diag = _cholqr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
+        if Qb is None:
+            Qb, R = np.linalg.qr(C)
+            diag = np.abs(np.diag(R))
         if keys is not None and diag.size and diag.min() > _DEP_TOL * scale and k0 + diag.size <= m:
             if diag.min() < 1e-3 * scale:  # R far from orthogonal: one more pass
                 Qb -= V @ (V.T @ Qb)
@@ -188,8 +190,33 @@ class HarmonicBasis:
         self._counts.append(self._k)
 
 
+def _cholqr2(C: np.ndarray, tiny: float):
+    r"""Cholesky QR, twice: ``C = Q R`` with ``Q`` orthonormal to rounding level when
+    :math:`\kappa(C)` is modest. Returns ``(Q, |diag R|)``, or ``(None, None)`` when the Cholesky
+    factorisation fails or some :math:`|R_{jj}|` is below ``tiny`` (then Householder QR is used)."""
+    from scipy.linalg import solve_triangular
+
+    if C.shape[1] == 0:
+        return None, None
+    try:
+        Lc = np.linalg.cholesky(C.T @ C)
+    except np.linalg.LinAlgError:
+        return None, None
+    diag = np.abs(np.diag(Lc))
+    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
+        return None, None
+    Q = solve_triangular(Lc, C.T, lower=True).T
+    try:
+        L2 = np.linalg.cholesky(Q.T @ Q)
+    except np.linalg.LinAlgError:
+        return None, None
+    Q = solve_triangular(L2, Q.T, lower=True).T
+    return np.asfortranarray(Q), diag
+
+
 def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_values, *,
-                             lo: int = 0, sample: int = 256, block: int = 512, max_rounds: int = 6):
+                             lo: int = 0, sample: int = 256, block: int = 512, max_rounds: int = 6,
+                             initial_sample_errors=None):
     r"""Smallest member of a nested projection family ``B_k = (A V_k) V_k^T`` meeting each eps.
 
     ``rows(idx)`` returns the rows ``idx`` of ``A`` (a slice or an index array; a stored matrix
@@ -219,6 +246,9 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
     eps_values : sequence of float
     lo : int
         A rank known to fail (cuts ``<= lo`` are skipped).
+    initial_sample_errors : dict, optional
+        ``{cut: max row error on the default sample}`` already computed by the caller (the
+        first sample phase is then skipped).
 
     Returns
     -------
@@ -234,21 +264,23 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
     absR1 = None  # row sums of |V^T|, i.e. |R| 1
     results: list = [None] * len(eps_list)
     floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
-    for _ in range(max_rounds):
+    for rnd in range(max_rounds):
         todo = [e for e in range(len(eps_list)) if results[e] is None and floor[e] < len(cuts)]
         if not todo:
             break
-        # sample errors for every cut (incremental)
-        As = rows(sample_idx)
-        Ps = As @ V[:, : cuts[-1]]
-        E = As.copy()
-        prev = 0
-        smax = []
-        for c in cuts:
-            E -= Ps[:, prev:c] @ V[:, prev:c].T
-            prev = c
-            smax.append(float(np.abs(E).sum(axis=1).max()))
-        del E, Ps, As
+        if rnd == 0 and initial_sample_errors is not None and all(c in initial_sample_errors for c in cuts):
+            smax = [initial_sample_errors[c] for c in cuts]
+        else:  # sample errors for every cut (incremental)
+            As = rows(sample_idx)
+            Ps = As @ V[:, : cuts[-1]]
+            E = As.copy()
+            prev = 0
+            smax = []
+            for c in cuts:
+                E -= Ps[:, prev:c] @ V[:, prev:c].T
+                prev = c
+                smax.append(float(np.abs(E).sum(axis=1).max()))
+            del E, Ps, As
         cand = {}
         for e in todo:
             target = eps_list[e] * (1 - 1e-9) - 1e-14
@@ -325,19 +357,29 @@ def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int =
     L = 0
     E = As - (As @ basis.columns(0)) @ basis.columns(0).T
     prev = basis.dimension(0)
-    while float(np.abs(E).sum(axis=1).max()) > target:
-        if L >= L_cap or prev >= m:
+    errs = {prev: float(np.abs(E).sum(axis=1).max())}
+    L_max = None
+    while True:
+        if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
+            L_max = min(L_cap, L + 1)  # one degree of headroom for the full check
+        if L_max is not None and L >= L_max:
             break
         L += 1
         c = basis.dimension(L)
-        Vn = basis._buf[:, prev:c]
-        E -= (As @ Vn) @ Vn.T
-        prev = c
+        if c > prev:
+            Vn = basis._buf[:, prev:c]
+            E -= (As @ Vn) @ Vn.T
+            prev = c
+        errs[prev] = float(np.abs(E).sum(axis=1).max())
     del E, As
-    L_max = min(L_cap, L + 2)
-    cuts = _degree_cuts(basis, L_max)
-    found = nested_projection_search(rows, n, m, basis.columns(L_max), cuts, eps_list, lo=lo,
-                                     sample=sample, block=block)
+    while True:
+        cuts = _degree_cuts(basis, L_max)
+        found = nested_projection_search(rows, n, m, basis.columns(L_max), cuts, eps_list, lo=lo,
+                                         sample=sample, block=block, initial_sample_errors=errs)
+        if all(f is not None for f in found) or L_max >= L_cap or cuts[-1] >= m:
+            break
+        L_max = min(L_cap, L_max + 2)  # rare: the full check failed at every cut; more degrees
+        errs = None
     out = []
     for res in found:
         if res is None:

@@ -34,7 +34,7 @@ from .neumann import farthest_point_order, neumann_search
 __all__ = ["point_bracket", "point_brackets", "FROBENIUS_LIMIT", "SVD_LIMIT"]
 
 #: the Frobenius-tail lower certificate (an SVD of a row submatrix) is tried when n * m is at most this
-FROBENIUS_LIMIT = 4096 * 4096
+FROBENIUS_LIMIT = 2048 * 2048
 #: the streamed randomized SVD family (about eight passes of cost n * m * l) is tried, next to the
 #: harmonic family, when n * m * l is at most this (``svd="auto"``)
 SVD_LIMIT = 2e10
