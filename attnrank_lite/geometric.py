@@ -27,13 +27,14 @@ class GeometricCertificates:
         r"""Whether the randomized SVD family can run without its dense-SVD fallback.
 
         Its sketch doubles from ``start + 10`` and falls back to a dense SVD at ``full // 2``
-        columns; with the harmonic rank ``k`` as a guide for the rank it must reach, it is run
-        only when ``2 * max(start + 10, k) < full // 2``. Otherwise the harmonic family alone
-        gives the upper side (the dense SVD is the bottleneck at high rank).
+        columns; with the harmonic rank ``k`` as a guide for the rank it must reach (a sketch
+        may need about twice that), it is run only when ``4 * max(start + 10, k) < full // 2``.
+        Otherwise the harmonic family alone gives the upper side (the dense SVD is the
+        bottleneck at high rank).
         """
         up = self.upper[idx]
         k = self.full if up is None else up.rank
-        return 2 * max(start + 10, k) < self.full // 2
+        return 4 * max(start + 10, k) < self.full // 2
 
 
 def geometric_certificates(A, points, eps_values, basis: HarmonicBasis | None = None) -> GeometricCertificates:
