@@ -16,7 +16,7 @@ __all__ = ["SlopeFit", "fit_loglog_slope", "reference_line"]
 
 @dataclass(frozen=True)
 class SlopeFit:
-    """Result of :func:`fit_loglog_slope`.
+    r"""Result of :func:`fit_loglog_slope`.
 
     Attributes
     ----------

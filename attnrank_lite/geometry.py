@@ -54,7 +54,7 @@ def circle_points(n: int, offset: float = 0.0) -> np.ndarray:
 def fibonacci_sphere(n: int) -> np.ndarray:
     r"""``n`` well-spread points on :math:`S^2` (the Fibonacci / golden-spiral lattice).
 
-    .. math:: z_i = 1 - rac{2i+1}{n},\quad \phi_i = i\,\pi(3-\sqrt5),\quad
+    .. math:: z_i = 1 - \frac{2i+1}{n},\quad \phi_i = i\,\pi(3-\sqrt5),\quad
               x_i = (\sqrt{1-z_i^2}\cos\phi_i, \sqrt{1-z_i^2}\sin\phi_i, z_i),\ i = 0..n-1.
 
     Equal-area in :math:`z` (each point owns a band of area :math:`4\pi/n`); nearest-neighbour
@@ -94,7 +94,7 @@ def random_sphere(n: int, d: int, seed: int = 0) -> np.ndarray:
 def clustered_sphere(n: int, d: int, clusters: int = 8, spread: float = 0.15, seed: int = 0) -> np.ndarray:
     r"""``n`` points on :math:`S^{d-1}` in ``clusters`` groups around uniform random centres.
 
-    Point :math:`x = (c + 	ext{spread}\cdot g)/|c + 	ext{spread}\cdot g|` with ``c`` a centre
+    Point :math:`x = (c + \text{spread}\cdot g)/|c + \text{spread}\cdot g|` with ``c`` a centre
     (assigned round-robin) and ``g`` standard Gaussian: angular spread about ``spread`` radians.
 
     Returns
