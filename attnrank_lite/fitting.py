@@ -21,7 +21,7 @@ class SlopeFit:
     Attributes
     ----------
     slope, intercept : float
-        :math:`\\log y \\approx \\text{intercept} + \\text{slope}\\,\\log x` (natural logs).
+        :math:`\log y \approx \text{intercept} + \text{slope}\,\log x` (natural logs).
     stderr : float
         Standard error of the slope (``nan`` for two points).
     ci_low, ci_high : float
