@@ -183,3 +183,28 @@ def slope_text(slopes: pd.DataFrame) -> str:
                          for r in g.itertuples())
         parts.append(f"ε = {eps:g}: {ends}")
     return "; ".join(parts)
+
+
+def reference_between_ends(slopes: pd.DataFrame, by=("d", "eps")) -> pd.DataFrame:
+    r"""Per group: is the reference exponent between the fitted lower and upper slopes?
+
+    Parameters
+    ----------
+    slopes : pandas.DataFrame
+        Slope rows (``end`` in {"lower", "upper"}) with ``slope`` and ``reference``, and the
+        ``by`` columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, lower_slope, upper_slope, reference, between
+        (lower_slope <= reference <= upper_slope).
+    """
+    _need(slopes, [*by, "end", "slope", "reference"])
+    w = slopes.pivot_table(index=list(by), columns="end", values="slope")
+    ref = slopes.groupby(list(by))["reference"].first()
+    out = pd.DataFrame({"lower_slope": w["lower"], "upper_slope": w["upper"],
+                        "reference": ref})
+    out["between"] = ((out["lower_slope"] <= out["reference"])
+                      & (out["reference"] <= out["upper_slope"]))
+    return out.reset_index()

@@ -83,3 +83,13 @@ def test_configuration_sweep_and_comparison_end_to_end():
     cmp = compare_configurations(df)
     assert len(cmp) == 2 and set(cmp.outcome) <= {"certified below", "overlapping",
                                                    "certified above"}
+
+
+def test_reference_between_ends():
+    from attnrank_lite.law_tables import reference_between_ends
+    s = pd.DataFrame({"d": [4, 4, 4, 4], "eps": [0.1, 0.1, 0.25, 0.25],
+                      "end": ["lower", "upper"] * 2, "slope": [1.3, 1.7, 1.6, 1.8],
+                      "reference": [1.5] * 4})
+    b = reference_between_ends(s)
+    assert b.between.tolist() == [True, False]
+    assert b.lower_slope.tolist() == [1.3, 1.6]
