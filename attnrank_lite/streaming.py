@@ -34,10 +34,10 @@ from .neumann import farthest_point_order, neumann_search
 __all__ = ["point_bracket", "point_brackets", "FROBENIUS_LIMIT", "SVD_LIMIT"]
 
 #: the Frobenius-tail lower certificate (an SVD of a row submatrix) is tried when n * m is at most this
-FROBENIUS_LIMIT = 2048 * 2048
+FROBENIUS_LIMIT = 1024 * 1024
 #: the streamed randomized SVD family (about eight passes of cost n * m * l) is tried, next to the
-#: harmonic family, when n * m * l is at most this (``svd="auto"``)
-SVD_LIMIT = 2e10
+#: harmonic family, when n * m is at most this (``svd="auto"``: small instances only)
+SVD_LIMIT = 1024 * 1024
 _FROB_ROWS = 1024
 
 
@@ -163,7 +163,7 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
         ups = harmonic_search(rows_of, n, basis, [eps_list[e] for e in need], lo=max(0, lo), block=block)
         k_h = max([u.rank for u in ups if u is not None] or [min(n, m)])
         l = min(n, m, k_h + 10)
-        if svd is True or (svd == "auto" and n * m * l <= SVD_LIMIT):
+        if svd is True or (svd == "auto" and n * m <= SVD_LIMIT):
             V = _stream_svd_basis(rows_of, n, m, l, block)
             found = nested_projection_search(rows_of, n, m, V, range(1, l + 1), [eps_list[e] for e in need],
                                              lo=max(0, lo), block=block)
@@ -212,7 +212,7 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
         A basis of the same keys, shared across calls (it does not depend on ``beta``).
     svd : {"auto", True, False}
         Also search the top-singular-subspace family, from a randomized range finder run on row
-        blocks (sketch of the harmonic rank plus 10): ``"auto"`` when ``n * m * l <= SVD_LIMIT``.
+        blocks (sketch of the harmonic rank plus 10): ``"auto"`` when ``n * m <= SVD_LIMIT``.
         The smaller certified rank wins.
     block : int
         Rows per generated block (memory about ``4 * block * m * 8`` bytes).
