@@ -194,8 +194,6 @@ def _cholqr2(C: np.ndarray, tiny: float):
     r"""Cholesky QR, twice: ``C = Q R`` with ``Q`` orthonormal to rounding level when
     :math:`\kappa(C)` is modest. Returns ``(Q, |diag R|)``, or ``(None, None)`` when the Cholesky
     factorisation fails or some :math:`|R_{jj}|` is below ``tiny`` (then Householder QR is used)."""
-    from scipy.linalg import solve_triangular
-
     if C.shape[1] == 0:
         return None, None
     try:
@@ -205,12 +203,12 @@ def _cholqr2(C: np.ndarray, tiny: float):
     diag = np.abs(np.diag(Lc))
     if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
         return None, None
-    Q = solve_triangular(Lc, C.T, lower=True).T
+    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
     try:
         L2 = np.linalg.cholesky(Q.T @ Q)
     except np.linalg.LinAlgError:
         return None, None
-    Q = solve_triangular(L2, Q.T, lower=True).T
+    Q = Q @ np.linalg.inv(L2).T
     return np.asfortranarray(Q), diag
 
 
@@ -337,8 +335,8 @@ def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
     return [basis.dimension(L) for L in range(L_max + 1)]
 
 
-def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int = 0, beta: float | None = None,
-                    L_start: int | None = None, sample: int = 256, block: int = 512, L_cap: int = 400):
+def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
+                    block: int = 512, L_cap: int = 400):
     r"""Harmonic certificates of the smallest degree found, one per eps (shared passes).
 
     The degree is grown until the sample rows meet the smallest eps at some degree, then
