@@ -292,8 +292,9 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
         i_lo, i_top = min(cand.values()), max(cand.values())
         ktop = cuts[i_top]
         Vt = V[:, :ktop]
-        if absR1 is None or absR1.shape[0] < ktop:
-            absR1 = np.abs(V[:, :ktop]).sum(axis=0) * (1 + gamma(m + 2))
+        if absR1 is None or absR1.shape[0] < ktop:  # |R| 1 = column sums of |V|, 256 columns at a time
+            absR1 = np.concatenate([np.abs(V[:, j:min(ktop, j + 256)]).sum(axis=0)
+                                    for j in range(0, ktop, 256)]) * (1 + gamma(m + 2))
         Lfac = np.empty((n, ktop))
         checked = sorted(set(cand.values()))
         errs = {i: np.empty(n) for i in checked}
