@@ -1,6 +1,6 @@
 r"""The point-set certificate families that :func:`attnrank_lite.bracket.rank_brackets` adds when
 it is given the points (``points=X``): the harmonic upper family (the book's
-:ref:`thm-harmonic-upper`) and the Neumann lower search (:ref:`thm-neumann-lower`).
+:ref:`thm-sphere-upper`) and the Neumann lower search (:ref:`prop-neumann-lower`).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-harmonic-upper`).
+r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-sphere-upper`).
 
 For keys :math:`k_1..k_m` on :math:`S^{d-1}` let :math:`V` (shape (m, N)) be an orthonormal basis
 of the restrictions to the keys of all polynomials of degree :math:`\le L`. Their dimension is

@@ -1,4 +1,4 @@
-r"""Neumann (inverse-norm) lower certificates (the book's :ref:`thm-neumann-lower`).
+r"""Neumann (inverse-norm) lower certificates (the book's :ref:`prop-neumann-lower`).
 
 Rows :math:`S = (i_1..i_p)` and pairwise disjoint key groups :math:`G_1..G_p` define the
 aggregation :math:`G \in \{0,1\}^{m\times p}` (:math:`G_{jb} = 1` iff :math:`j \in G_b`), with

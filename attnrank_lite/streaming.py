@@ -7,10 +7,10 @@ points with :func:`attnrank_lite.attention.softmax_attention` (one code path wit
 matrix), so memory is :math:`O(\text{block}\cdot m)` plus the factors of the upper certificate.
 
 * Upper side: the harmonic certificate :math:`B = (AV)V^\top` of :mod:`attnrank_lite.harmonic`
-  (the book's :ref:`thm-harmonic-upper`), smallest degree found, verified row block by row
+  (the book's :ref:`thm-sphere-upper`), smallest degree found, verified row block by row
   block with the rigorous margin of ``SubspaceCertificate.verify``.
 * Lower side: the Neumann certificate of :mod:`attnrank_lite.neumann` (farthest-point centres
-  among the queries, Voronoi key groups; the book's :ref:`thm-neumann-lower`), which only needs
+  among the queries, Voronoi key groups; the book's :ref:`prop-neumann-lower`), which only needs
   the rows of its centres; the norm certificate; on instances small enough to afford it
   (``n * m <= FROBENIUS_LIMIT``) the Frobenius-tail certificate of an evenly spaced row
   submatrix and the greedy cluster-mass certificate (on a temporary copy of ``A``: at most
