@@ -43,7 +43,8 @@ class SlopeFit:
         return asdict(self)
 
     def __str__(self) -> str:
-        return f"{self.slope:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] ({100 * self.level:g}% CI, {self.npoints} points)"
+        return (f"{self.slope:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] "
+                f"({100 * self.level:g}% CI, {self.npoints} points)")
 
 
 def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:

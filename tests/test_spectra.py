@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy
 from scipy import integrate
-from scipy.special import eval_gegenbauer, eval_legendre, ive
+from scipy.special import eval_gegenbauer, eval_legendre
 
 from attnrank_lite.geometry import fibonacci_sphere, random_sphere
 from attnrank_lite.spectra import (
@@ -23,7 +23,6 @@ from attnrank_lite.spectra import (
 
 def _brute_harmonic_dimension(l, d):
     """Null space of the Laplacian on homogeneous degree-l polynomials in d variables (exact rank)."""
-    xs = sympy.symbols(f"x0:{d}")
     monos = [m for m in itertools.product(range(l + 1), repeat=d) if sum(m) == l]
     lows = [m for m in itertools.product(range(max(l - 1, 1)), repeat=d) if sum(m) == l - 2]
     if not lows:
@@ -82,15 +81,19 @@ def test_funk_hecke_matches_quadrature(d):
     lam = funk_hecke_eigenvalues(beta, d, 6)
     for l in range(7):
         if d == 2:
-            f = lambda th: np.exp(beta * (np.cos(th) - 1)) * np.cos(l * th) / np.pi
+            def f(th):
+                return np.exp(beta * (np.cos(th) - 1)) * np.cos(l * th) / np.pi
             val = integrate.quad(f, 0, np.pi, epsabs=0, epsrel=1e-13)[0]
         else:
             if d == 3:
-                P = lambda t: eval_legendre(l, t)
+                def P(t):
+                    return eval_legendre(l, t)
             else:
                 a = d / 2 - 1
-                P = lambda t: eval_gegenbauer(l, a, t) / eval_gegenbauer(l, a, 1.0)
-            f = lambda t: np.exp(beta * (t - 1)) * P(t) * (1 - t * t) ** ((d - 3) / 2)
+                def P(t):
+                    return eval_gegenbauer(l, a, t) / eval_gegenbauer(l, a, 1.0)
+            def f(t):
+                return np.exp(beta * (t - 1)) * P(t) * (1 - t * t) ** ((d - 3) / 2)
             val = cd * integrate.quad(f, -1, 1, epsabs=0, epsrel=1e-13, limit=200)[0]
         assert lam[l] == pytest.approx(val, rel=1e-9, abs=1e-15), (d, l)
 
