@@ -42,7 +42,7 @@ SPEC = ChapterSpec(
         Param("nsweep_beta", 1024.0, "float", "Inverse temperature of the n-sweep on the circle.", low=1.0, high=1e6),
         Param("nsweep_ns", [16, 32, 64, 128, 256, 512, 1024], "int_list", "Circle sizes of the n-sweep.",
               low=2, high=8192, max_len=16),
-        Param("config_n", 1024, "int", "Points per configuration in the comparison (d = 3).", low=64, high=8192),
+        Param("config_n", 768, "int", "Points per configuration in the comparison (d = 3).", low=64, high=8192),
         Param("config_betas", [8.0, 16.0, 32.0, 64.0], "float_list",
               "Inverse temperatures of the configuration comparison.", low=0.5, high=1e5, max_len=12),
         Param("spectrum_n", 2048, "int", "Fibonacci points for the spectral comparison.", low=64, high=8192),
