@@ -110,7 +110,8 @@ def test_cap_radius_factor_is_threshold():
     d, eps, ratio = 3, 0.25, 1.3
     s = P.cap_radius_factor(d, eps, ratio)
     tau = math.sqrt(2)
-    f = lambda x: ratio * math.exp(tau ** 2 / 2) * tau ** (1 - d) * P.gaussian_tail_moment(x, d)
+    def f(x):
+        return ratio * math.exp(tau ** 2 / 2) * tau ** (1 - d) * P.gaussian_tail_moment(x, d)
     assert f(s) < (1 - eps) / (1 + eps) <= f(s - 1e-6)
     with pytest.raises(ValueError, match="ratio"):
         P.cap_radius_factor(d, eps, 0.5)
