@@ -93,3 +93,18 @@ def test_forged_harmonic_factors_are_rejected():
     k = harmonic_count(cert.degree - 1, 3)
     low = type(cert)(cert.L[:, :k], cert.R[:k])
     assert row_l1(A - low.L @ low.R) > 0.25 and not low.verify(A, 0.25)
+
+
+def test_degenerate_keys_keep_only_independent_columns():
+    # a great circle of S^2: polynomials of degree <= L restrict to trigonometric polynomials,
+    # dimension 2L + 1 (not (L + 1)^2); the basis detects the dependent columns
+    from attnrank_lite.geometry import circle_points
+
+    X = np.column_stack([circle_points(200), np.zeros(200)])
+    b = HarmonicBasis(X)
+    assert [b.dimension(L) for L in range(6)] == [2 * L + 1 for L in range(6)] and b.deficient
+    V = b.columns(5)
+    assert np.abs(V.T @ V - np.eye(11)).max() < 1e-9
+    A = softmax_attention(X, beta=8.0)
+    cert = harmonic_upper_bound(A, X, 0.25, basis=b)
+    assert cert.verify(A, 0.25) and cert.rank == 2 * cert.degree + 1
