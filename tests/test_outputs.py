@@ -223,26 +223,29 @@ def test_save_table_uses_the_umask(tmp_path):
 # ---------------------------------------------------------------- real signals to a real run
 
 
-def _wait_for_partial(out: Path, proc, seconds=120) -> None:
+def _wait_for(out: Path, proc, moment: str, seconds=120) -> None:
+    """Until the run's partial folder exists ("start": the kernel is starting) or holds its first
+    results table ("executing": the notebook is half-way)."""
+    pattern = ".partial-*" if moment == "start" else ".partial-*/results/ch01/*.csv"
     deadline = time.time() + seconds
     while time.time() < deadline:
-        if list(out.glob(".partial-*")):
-            time.sleep(1.5)  # let the kernel start and the notebook begin executing
+        if list(out.glob(pattern)):
             return
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the run never created its partial folder")
+        time.sleep(0.01)
+    raise AssertionError(f"the run never reached {moment!r}")
 
 
+@pytest.mark.parametrize("moment", ["start", "executing"])
 @pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_leaves_previous_outputs_and_no_partial_folder(previous_run, tmp_path, sig, status):
+def test_signal_leaves_previous_outputs_and_no_partial_folder(previous_run, tmp_path, sig, status, moment):
     out = tmp_path / "runs"
     shutil.copytree(previous_run, out)
     before = snapshot(out)
     proc = subprocess.Popen([sys.executable, "-m", "attnrank_lite", "run", "ch01", "--profile", "quick",
                              "-p", "eps", "0.3", "-o", str(out)], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    _wait_for_partial(out, proc)
+    _wait_for(out, proc, moment)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err

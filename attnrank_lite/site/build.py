@@ -59,7 +59,7 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     try:
         return _build(profile, out, work, specs, warnings_as_errors, log)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        outputs.remove_tree(work)
 
 
 def _build(profile, out: Path, work: Path, specs, warnings_as_errors, log) -> Path:

@@ -24,12 +24,13 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from .paths import REPO
 
 __all__ = ["OutputError", "MARKER", "SOURCE_DIRS", "prepare_output", "partial_dir", "exchange", "retire",
-           "replace_folder", "remove_stale_partials", "normal_mode"]
+           "replace_folder", "remove_tree", "remove_stale_partials", "normal_mode"]
 
 #: the marker file that says "this folder was created by attnrank_lite" (safe to replace inside)
 MARKER = ".attnrank-output"
@@ -213,3 +214,13 @@ def retire(old: Path | None, dst: Path) -> None:
 def replace_folder(new: Path, dst: Path) -> None:
     """Swap ``new`` in at ``dst`` (:func:`exchange`) and retire the previous folder (:func:`retire`)."""
     retire(exchange(new, dst), dst)
+
+
+def remove_tree(path: Path, attempts: int = 50) -> None:
+    """Delete a folder, retrying while a process that is shutting down still writes into it."""
+    path = Path(path)
+    for _ in range(attempts):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        time.sleep(0.1)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import threading
 import time
@@ -225,8 +224,12 @@ def _execute(**kwargs) -> None:
         while worker.is_alive():
             worker.join(0.1)
     except BaseException:
-        _stop_kernels()
-        worker.join(30)
+        # stop the kernel, again and again until the worker gives up: an interrupt during start-up
+        # comes before the kernel exists, and the worker would otherwise start it and run on
+        deadline = time.monotonic() + 60
+        while worker.is_alive() and time.monotonic() < deadline:
+            _stop_kernels()
+            worker.join(0.1)
         raise
     if "error" in box:
         raise box["error"]
@@ -366,4 +369,4 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         outputs.replace_folder(tmp, run_dir(out, spec.key))  # notebook, record, tables: one rename
         return record
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        outputs.remove_tree(tmp)
