@@ -108,8 +108,10 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     One :class:`~attnrank_lite.harmonic.HarmonicBasis` serves every ``beta``. Column
     ``verified``: the certificates were verified on the row blocks generated from the points
     (always) and, when ``n <= verify_dense_limit``, rechecked by ``verify`` on the materialised
-    matrix. ``degree`` is the harmonic degree ``L`` of the upper certificate (``None`` if the
-    upper side came from another family).
+    matrix; that matrix also feeds the greedy cluster-mass search, whose certificate replaces
+    the Neumann one when it is larger (dense packings at high beta). ``degree`` is the
+    harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
+    family).
 
     Returns
     -------
@@ -126,6 +128,13 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     for beta in progress(list(betas), desc=desc or "beta"):
         bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd)
         A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
+        if A is not None:  # the matrix is there anyway: the greedy cluster-mass search joins the best-of
+            from .lower import cluster_mass_lower_bound
+
+            for b in bs:
+                cm = cluster_mass_lower_bound(A, b.eps)
+                if cm.rank > b.lower:
+                    b.lower_certificate = cm
         for b in bs:
             rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
                          "upper": b.upper, "lower_kind": b.lower_kind,

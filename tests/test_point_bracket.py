@@ -75,3 +75,17 @@ def test_bad_arguments_name_the_parameter():
 def test_exported():
     assert attnrank_lite.point_bracket is point_bracket
     assert "point_bracket" in attnrank_lite.__all__
+
+
+def test_point_sweep_rows_and_best_of():
+    from attnrank_lite.lower import cluster_mass_lower_bound
+    from attnrank_lite.sweeps import point_sweep
+
+    X = fibonacci_sphere(400)
+    df = point_sweep(X, [16.0, 64.0], [0.1, 0.25], d=3)
+    assert list(zip(df.beta, df.eps)) == [(16.0, 0.1), (16.0, 0.25), (64.0, 0.1), (64.0, 0.25)]
+    assert df.verified.all() and (df.d == 3).all() and (df.lower <= df.upper).all()
+    for row in df.itertuples():
+        A = softmax_attention(X, beta=row.beta)
+        assert row.lower >= cluster_mass_lower_bound(A, row.eps).rank
+        assert row.upper == (row.degree + 1) ** 2  # harmonic family on S^2
