@@ -8,11 +8,11 @@ def _memory(v):
     for name in ("circle_n", "sphere_n", "config_n", "spectrum_n"):
         yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
     # d = 4, 5: point_bracket streams row blocks and never stores A; it keeps the points'
-    # harmonic basis (n x N(d, <= L) floats, N about (1+beta)^{(d-1)/2} times a few) and
-    # row blocks of a few thousand rows.
+    # harmonic basis (n x N(d, <= L) floats; N(4, <= 25) = 6201 at beta = 64, eps = 0.1, about
+    # 12 (1+beta)^{3/2}) and row blocks. Measured peak (C1, n = 20,000, beta <= 64): 3.3 GB.
     for name, betas, d in (("d4_n", "d4_betas", 4), ("d5_n", "d5_betas", 5)):
         if v[name] > 0:
-            cols = min(v[name], 8 * (1 + max(v[betas])) ** ((d - 1) / 2))
+            cols = min(v[name], 12 * (1 + max(v[betas])) ** ((d - 1) / 2))
             yield dense_need(v[name], cols + 2048, name, "streamed brackets: basis and row blocks",
                              copies=3)
     n = max(v["nsweep_ns"])
