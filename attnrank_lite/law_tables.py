@@ -134,10 +134,10 @@ def comparison_sentence(cmp: pd.DataFrame) -> str:
     below = int((cmp["outcome"] == OUTCOMES[0]).sum())
     over = total - above - below
     up = int(cmp["upper_above_ref_upper"].sum())
-    s = (f"Of {total} comparisons (configuration, beta, eps), {below} are certified "
-         f"below the well-spread bracket, {above} certified above it, and {over} "
-         f"overlap (the certificates decide nothing there); in {up} the other "
-         f"configuration's upper end exceeds the well-spread upper end.")
+    s = (f"Comparisons (configuration, beta, eps): {total}; certified below the "
+         f"well-spread bracket: {below}; certified above it: {above}; overlapping (the "
+         f"certificates decide nothing there): {over}. The other configuration's upper "
+         f"end exceeds the well-spread upper end in {up} of them.")
     if above == 0:
         s += (" So no configuration of this run is certified to exceed the "
               "well-spread rank; where brackets overlap, the run cannot order them.")

@@ -31,7 +31,7 @@ def test_comparison_outcomes_by_hand():
     assert got[("clustered", 16.0)] == "overlapping"
     assert cmp.upper_above_ref_upper.tolist() == [True, True, False, False]
     text = comparison_sentence(cmp)
-    assert "Of 4 comparisons" in text and "1 certified above" in text
+    assert "eps): 4;" in text and "certified above it: 1;" in text
     assert "not to be the worst case" in text
     s = comparison_summary(cmp).set_index("configuration")
     assert s.loc["random"].tolist() == [0, 1, 1]

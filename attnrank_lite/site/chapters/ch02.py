@@ -54,8 +54,8 @@ SPEC = ChapterSpec(
     profiles={
         "quick": {"circle_n": 512, "circle_betas": [16.0, 64.0, 256.0, 1024.0], "sphere_n": 800,
                   "sphere_betas": [8.0, 16.0, 32.0, 64.0], "nsweep_ns": [16, 32, 64, 128, 256, 512],
-                  "config_n": 400, "config_betas": [8.0, 16.0, 32.0], "spectrum_n": 1024,
-                  "d4_n": 1000, "d4_betas": [4.0, 8.0, 16.0]},
+                  "config_n": 400, "config_betas": [8.0, 16.0], "spectrum_n": 1024,
+                  "d4_n": 800, "d4_betas": [4.0, 8.0, 16.0]},
         "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0],
                   "d4_n": 20000, "d4_betas": [8.0, 16.0, 32.0, 64.0],
                   "config_n": 2048, "config_betas": [8.0, 16.0, 32.0, 64.0, 128.0], "spectrum_n": 4096},
