@@ -18,8 +18,8 @@ by its degree-``D`` Chebyshev interpolant :math:`p_i` on the row's logit range
 The *count formula* at a fixed degree ``D`` does not depend on ``n`` or ``m``; the degree
 needed to meet ``eps`` does: the row error sums ``m`` pointwise errors, so ``D`` grows like
 :math:`\sqrt{\beta\log(m/\varepsilon)}` without weights, and with the range of the key
-log-weights when there are weights (:func:`degree_table`). Keys on a sphere :math:`S^{r-1}` need only the restrictions of
-those polynomials, the spherical harmonics of degree ``<= D``
+log-weights when there are weights (:func:`degree_table`). Keys on a sphere :math:`S^{r-1}`
+need only the restrictions of those polynomials, the spherical harmonics of degree ``<= D``
 (:func:`attnrank_lite.spectra.harmonic_count`, arguments ``(D, r)``).
 """
 from __future__ import annotations

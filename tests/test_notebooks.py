@@ -61,3 +61,16 @@ def test_toc_lists_existing_files():
         if "file:" in line or line.startswith("root:"):
             f = line.split(":", 1)[1].strip()
             assert (REPO / f"{f}.md").exists() or (REPO / f"{f}.ipynb").exists(), f
+
+
+#: characters of code that fit the site's code column without horizontal scrolling (measured in
+#: Chromium at a 1280 px window: 77 fit, 78 overflow); the browser test checks the rendered pages
+CODE_COLUMN = 76
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_code_lines_fit_the_column(path):
+    nb = nbformat.read(path, as_version=4)
+    long = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
+            if len(line) > CODE_COLUMN]
+    assert not long, f"code lines longer than {CODE_COLUMN} characters: {long[:3]}"
