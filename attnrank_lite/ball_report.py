@@ -118,6 +118,6 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_circle_above": format_values(order.loc[order["order"] == "circle above", "beta"], "β"),
         "c3_ball_above": format_values(order.loc[order["order"] == "ball above", "beta"], "β"),
         "c3_overlap": format_values(order.loc[order["order"] == "overlap", "beta"], "β"),
-        "c3_crossing": (f"{crossing:.0f}" if np.isfinite(crossing) and crossing > 0
-                        else "nowhere (parallel fitted lines)"),
+        "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0
+                        else "nowhere at β > 0"),
     }

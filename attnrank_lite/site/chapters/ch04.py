@@ -43,7 +43,7 @@ SPEC = ChapterSpec(
         Param("betas_r2", [16.0, 32.0, 64.0, 128.0, 256.0, 512.0], "float_list",
               "Inverse temperatures of the r = 2 Gaussian-ball sweep.", low=1.0, high=1024.0),
         Param("betas_r3", [16.0, 24.0, 32.0, 48.0, 64.0, 96.0], "float_list",
-              "Inverse temperatures of the r = 3 Gaussian-ball sweep (beta = 128: 6043 tokens).",
+              "Inverse temperatures of the r = 3 Gaussian-ball sweep (beta = 128: 6043 grid points).",
               low=1.0, high=128.0),
         Param("n_random", 500, "int", "Points of the random (uniform-ball) instances.", low=20, high=2000),
         Param("betas_random", [4.0, 8.0, 16.0, 32.0, 64.0], "float_list",
