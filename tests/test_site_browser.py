@@ -7,7 +7,8 @@ Checks, on every HTML page of the site built by the ``built_site`` fixture (quic
   unrendered TeX (``$...$``, ``\\(``, ``\\[``, a control word like ``\\ell``) in the text outside code;
 * every ``<img>`` loaded (``naturalWidth > 0``);
 * no Python warning text (``SomethingWarning:``, ``warnings.warn``) in any cell output area;
-* no code cell overflows its column (``scrollWidth > clientWidth`` of a code cell's ``<pre>``);
+* no code cell overflows its column (``scrollWidth > clientWidth`` of a code cell's ``<pre>``),
+  and no table of the prose is wider than the article;
 * no request went anywhere but the local server (scripts, fonts, MathJax are all local);
 * a full-page screenshot per page under ``_build/test-artifacts/screenshots/``.
 
@@ -94,6 +95,16 @@ return [...document.querySelectorAll('.cell_input pre')]
   .filter(p => p.scrollWidth > p.clientWidth + 1)
   .map(p => ({over: p.scrollWidth - p.clientWidth,
               line: p.innerText.split('\n').reduce((a, b) => b.length > a.length ? b : a, '')}));
+"""
+# tables of the prose (not cell outputs, which scroll in their own area) wider than the article
+_TABLE_OVERFLOW_JS = r"""
+const art = document.querySelector('article') || document.body;
+const right = art.getBoundingClientRect().right;
+return [...art.querySelectorAll('table')]
+  .filter(t => !t.closest('.cell_output'))
+  .filter(t => t.getBoundingClientRect().right > right + 1
+               || (t.parentElement && t.parentElement.scrollWidth > t.parentElement.clientWidth + 1))
+  .map(t => (t.innerText || '').slice(0, 80));
 """
 # images in the outputs of cells whose code calls the given function
 _CELL_IMAGES_JS = r"""
@@ -276,6 +287,9 @@ def test_every_page_in_chromium(site_html, site_url):
             wide = drv.execute_script(_CODE_OVERFLOW_JS)
             if wide:
                 bad.append(f"code cells overflow their column: {wide[:3]}")
+            wide_tables = drv.execute_script(_TABLE_OVERFLOW_JS)
+            if wide_tables:
+                bad.append(f"tables overflow the page column: {wide_tables[:3]}")
             shots.append(_screenshot(drv, page))
             imgs = _wait_images(drv)
             broken = [i["src"] for i in imgs if not i["ok"]]

@@ -254,7 +254,8 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
 def _code_cell(paths: list[str] | None) -> str:
     if not paths:
         return "—"
-    return ", ".join("`" + p.removeprefix("attnrank_lite.") + "`" for p in paths)
+    # one path per line: a comma-separated run of literals does not wrap and overflows the table
+    return "<br>".join("`" + p.removeprefix("attnrank_lite.") + "`" for p in paths)
 
 
 def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None,
