@@ -83,7 +83,8 @@ def test_theorem_index_marks_sources_and_missing_proofs():
                                                                      "attnrank_lite.bracket.rank_bracket"]})
     assert "| {prf:ref}`thm-sphere` | Sphere law | **Claim of the paper** | — | — |" in text
     assert ("| {prf:ref}`prop-exact` | Exact cases with $\\ell_1$ | **Proved here** | yes | "
-            "`norms.row_l1`<br>`bracket.rank_bracket` |") in text
+            '<code class="docutils literal notranslate">norms.<wbr>row_l1</code><br>'
+            '<code class="docutils literal notranslate">bracket.<wbr>rank_bracket</code> |') in text
     assert "| {prf:ref}`lem-x` | No marker | **no source marker** | — | — |" in text
     assert "| {prf:ref}`thm-noproof` | T | **Proved here** | **missing** | — |" in text
     assert "| Observation (no label) | Slopes |" in text  # an unlabelled box cannot be referenced

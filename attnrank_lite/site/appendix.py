@@ -17,6 +17,7 @@ the build that produced the site. The committed files of the same name are place
 """
 from __future__ import annotations
 
+import html
 import importlib
 import json
 import re
@@ -254,8 +255,12 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
 def _code_cell(paths: list[str] | None) -> str:
     if not paths:
         return "—"
-    # one path per line: a comma-separated run of literals does not wrap and overflows the table
-    return "<br>".join("`" + p.removeprefix("attnrank_lite.") + "`" for p in paths)
+    # one path per line, breakable only after its dots (<wbr>): literals that cannot wrap made
+    # the table wider than the page column
+    return "<br>".join(
+        '<code class="docutils literal notranslate">'
+        + html.escape(p.removeprefix("attnrank_lite.")).replace(".", ".<wbr>") + "</code>"
+        for p in paths)
 
 
 def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None,

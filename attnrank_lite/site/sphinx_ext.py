@@ -8,6 +8,8 @@
 * A ``{doc}`` link without explicit text shows the target page's title *with its math typeset*
   (Sphinx flattens the title to plain text, so "$\\ell_1$" in a chapter title would appear as
   raw ``\\ell_1`` in every link to that chapter).
+* Inline code in the prose's tables may wrap where it has a break opportunity (the theorem
+  index's "Code" column breaks dotted paths after their dots).
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
@@ -17,7 +19,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.nodes import clean_astext
 
-__all__ = ["setup", "DocLinkMath"]
+__all__ = ["setup", "DocLinkMath", "PAGE_CSS"]
 
 
 class DocLinkMath(SphinxPostTransform):
@@ -53,6 +55,17 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = out
 
 
+#: inline CSS added to every page's <head> (a stylesheet file would need a static path of its own)
+PAGE_CSS = (
+    "<style>.bd-article table code, .bd-article table code span.pre "
+    "{white-space: normal;}</style>"
+)
+
+
+def _page_css(app, pagename, templatename, context, doctree):
+    context["metatags"] = context.get("metatags", "") + PAGE_CSS
+
+
 def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
@@ -64,4 +77,5 @@ def setup(app):
     app.add_post_transform(DocLinkMath)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.connect("html-page-context", _page_css)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
