@@ -19,7 +19,7 @@ Verification is rigorous: with an approximate inverse ``X`` of the computed ``M`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -99,9 +99,7 @@ class NeumannCertificate(ClusterMassCertificate):
     groups : list of list of int, length p
     """
 
-    rows: list = field(default_factory=list)
-    groups: list = field(default_factory=list)
-    kind: str = "neumann"
+    kind: str = "neumann"  # rows and groups are the inherited fields
 
     def _parse_neumann(self, n: int, m: int):
         rows = index_array("rows", self.rows, n)
