@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import finite_nonnegative, real_array
+from .checks import UNIT_ROUNDOFF, finite_nonnegative, gamma, real_array
 from .checks import log_weights as _log_weights
 
 __all__ = [
@@ -54,7 +54,7 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     if not np.isfinite(row_max).all():
         raise ValueError("every row of the logits needs at least one finite entry")
     A = np.exp(L - row_max)
-    f = 1.0 - 2.0 * (L.shape[1] + 4) * (np.finfo(np.float64).eps / 2)
+    f = 1.0 - 2.0 * (L.shape[1] + 4) * UNIT_ROUNDOFF
     A *= f / A.sum(axis=1, keepdims=True)
     return A
 
@@ -204,7 +204,4 @@ def logit_rounding_bound(Q, K=None, beta: float = 1.0) -> np.ndarray:
     """
     Q, K = query_key_pair(Q, K)
     beta = finite_nonnegative("beta", beta)
-    u = np.finfo(np.float64).eps / 2
-    d = Q.shape[1]
-    gamma = (d + 2) * u / (1 - (d + 2) * u)
-    return (beta * gamma * (1 + 1e-12)) * (np.abs(Q) @ np.abs(K).T)
+    return (beta * gamma(Q.shape[1] + 2)) * (np.abs(Q) @ np.abs(K).T)
