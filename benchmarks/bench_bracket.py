@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 from attnrank_lite import point_bracket, point_brackets, rank_bracket, softmax_attention
-from attnrank_lite.bracket import rank_brackets
-from attnrank_lite.geometry import fibonacci_sphere, well_spread_sphere
+from attnrank_lite.engine.bracket import rank_brackets
+from attnrank_lite.laws.geometry import fibonacci_sphere, well_spread_sphere
 
 
 def peak_rss_gb() -> float:
@@ -88,7 +88,7 @@ def main():
             print("; ".join(parts), flush=True)
             del A
     if args.sweep:
-        from attnrank_lite.sweeps import point_sweep
+        from attnrank_lite.laws.sweeps import point_sweep
 
         X = fibonacci_sphere(4096)
         betas = [16.0, 32.0, 64.0, 128.0, 256.0]

@@ -20,9 +20,9 @@ import os
 import platform
 import time
 
-from attnrank_lite import calibration as cal
-from attnrank_lite.bert import load_model
-from attnrank_lite.corpus import load_corpus
+from attnrank_lite.calibration import study as cal
+from attnrank_lite.calibration.bert import load_model
+from attnrank_lite.calibration.corpus import load_corpus
 
 
 def main():

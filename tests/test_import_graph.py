@@ -1,9 +1,16 @@
 """The package's import graph, read from the source with ``ast`` (nothing is imported).
 
-Two rules of the layout: the mathematics (every module outside ``attnrank_lite/site/``, except the
-entry point ``__main__.py`` that hands the command line to ``site.cli``) imports
-nothing from the book machinery in ``attnrank_lite/site/``, and no module imports itself back
-through a chain of imports (no loop, at module level or inside a function).
+Three rules of the layout:
+
+* imports run one way through the concern subpackages, ``site`` -> ``calibration`` ->
+  ``quotient`` -> ``laws`` -> ``engine``: a module may import its own subpackage and those
+  after it, never one before it (the top-level ``__init__``, ``__main__`` and ``_moved`` sit
+  above all of them);
+* in particular the mathematics (every module outside ``attnrank_lite/site/``, except the
+  entry point ``__main__.py`` that hands the command line to ``site.cli``) imports nothing from
+  the book machinery in ``attnrank_lite/site/``;
+* no module imports itself back through a chain of imports (no loop, at module level or inside
+  a function).
 """
 from __future__ import annotations
 
@@ -91,13 +98,37 @@ def site_imports_from_mathematics(graph: dict[str, set[str]]) -> list[tuple[str,
                   if u != ENTRY and not _in_site(u) and _in_site(v))
 
 
+#: the concern subpackages, from the top (may import all after it) to the bottom (imports none)
+LAYERS = ("site", "calibration", "quotient", "laws", "engine")
+
+
+def layer_of(name: str) -> int | None:
+    """Index in ``LAYERS`` of the subpackage holding module ``name``; None above all layers."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Edges (importer, imported) that run against the layer order."""
+    bad = []
+    for u, vs in graph.items():
+        lu = layer_of(u)
+        for v in vs:
+            lv = layer_of(v)
+            if lu is not None and (lv is None or lv < lu):
+                bad.append((u, v))
+    return sorted(bad)
+
+
 def _in_site(name: str) -> bool:
     return name == SITE or name.startswith(SITE + ".")
 
 
 def test_graph_reads_the_real_package():
     graph = import_graph()
-    assert "attnrank_lite.site.runner" in graph and "attnrank_lite.attention" in graph
+    assert "attnrank_lite.site.runner" in graph and "attnrank_lite.engine.attention" in graph
     # known edges, relative and absolute forms
     assert "attnrank_lite.site.chapters" in graph["attnrank_lite.site.params"]
     assert "attnrank_lite.site.spec" in graph["attnrank_lite.site.chapters.ch01"]
@@ -106,6 +137,15 @@ def test_graph_reads_the_real_package():
 
 def test_mathematics_imports_nothing_from_site():
     assert site_imports_from_mathematics(import_graph()) == []
+
+
+def test_imports_run_one_way_through_the_layers():
+    graph = import_graph()
+    assert upward_imports(graph) == []
+    # every module of the mathematics sits in one of the layers (nothing loose at the top)
+    loose = sorted(m for m in graph if layer_of(m) is None
+                   and m not in ("attnrank_lite", ENTRY, "attnrank_lite._moved"))
+    assert loose == [], f"modules outside the concern subpackages: {loose}"
 
 
 def test_no_import_loop():
@@ -121,8 +161,11 @@ def _write(root: Path, rel: str, text: str) -> None:
 @pytest.fixture
 def toy(tmp_path):
     root = tmp_path / "attnrank_lite"
-    _write(root, "__init__.py", "from .norms import row_l1\n")
-    _write(root, "norms.py", "import numpy as np\n")
+    _write(root, "__init__.py", "from .engine.norms import row_l1\n")
+    _write(root, "engine/__init__.py", "")
+    _write(root, "engine/norms.py", "import numpy as np\n")
+    _write(root, "laws/__init__.py", "")
+    _write(root, "laws/geometry.py", "from ..engine.norms import row_l1\n")
     _write(root, "site/__init__.py", "")
     _write(root, "site/spec.py", "")
     _write(root, "site/params.py", "from .chapters import get_chapter\n")
@@ -139,8 +182,9 @@ def test_checks_can_fail_on_a_loop_and_on_a_forbidden_import(toy):
     cycle = find_cycle(import_graph(toy))
     assert cycle is not None and {"attnrank_lite.site.params", "attnrank_lite.site.chapters"} <= set(cycle)
     # the mathematics reaching into the machinery, in absolute form
-    _write(toy, "norms.py", "from attnrank_lite.site.spec import Param\n")
-    assert site_imports_from_mathematics(import_graph(toy)) == [("attnrank_lite.norms", "attnrank_lite.site.spec")]
+    _write(toy, "engine/norms.py", "from attnrank_lite.site.spec import Param\n")
+    assert site_imports_from_mathematics(import_graph(toy)) == [
+        ("attnrank_lite.engine.norms", "attnrank_lite.site.spec")]
 
 
 def test_contributing_module_map_matches_the_tree():

@@ -212,7 +212,7 @@ def code_maps() -> dict[str, list[str]]:
 
 
 def resolve_path(path: str):
-    """The object a dotted path names (``attnrank_lite.norms.worst_case_values``), imported."""
+    """The object a dotted path names (``attnrank_lite.engine.norms.worst_case_values``), imported."""
     parts = path.split(".")
     for i in range(len(parts), 0, -1):
         try:

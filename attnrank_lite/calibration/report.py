@@ -1,0 +1,218 @@
+r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``).
+
+Reading rules (the book's, since the abstract gives none), each printed beside the verdict:
+
+* a setting shows an *effective-dimension reduction* when :math:`r(\tau) < d` (SVD bound) or
+  :math:`r_\text{osc}(\tau) < d` (measured oscillations), ``def-whitened-effective-dimension``;
+  reductions are *modest* when their median is at most :data:`MODEST` and *in many settings*
+  when at least :data:`MANY` of the head–temperature settings show one;
+* "positive associations" is read as a Spearman rank correlation across heads at a fixed
+  temperature whose whole 95% head-bootstrap interval lies above zero; an interval is
+  *undefined* when fewer than 95% of the resamples define the correlation
+  (:data:`attnrank_lite.calibration.rank_stats.MIN_DEFINED`). Pooling over temperatures mixes in the
+  temperature, which moves both sides (Simpson's paradox), so pooled numbers come second and
+  with that caveat.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .rank_stats import MIN_DEFINED, sign_class, spearman_bootstrap
+
+__all__ = [
+    "ASSOCIATION_PAIRS",
+    "MANY",
+    "MODEST",
+    "associations",
+    "key_numbers",
+    "reductions_at",
+    "summary_by_multiplier",
+    "verdict",
+]
+
+#: largest median reduction called "modest"
+MODEST = 0.5
+#: least fraction of settings called "many"
+MANY = 0.25
+#: (x, y, what y is): effective dimension against a certificate size
+ASSOCIATION_PAIRS = (
+    ("r_osc_tau", "upper_mean", "the SVD upper bracket"),
+    ("r_osc_tau", "log10_poly_count", "the polynomial certificate count C(r+D, D)"),
+    ("r_osc_tau", "poly_degree", "the polynomial certificate degree D"),
+    ("r_tau", "upper_mean", "the SVD upper bracket"),
+)
+
+
+def _fmt_mult(m) -> str:
+    return f"{float(m):g}"
+
+
+def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Spearman associations, within each multiplier first, then pooled over multipliers.
+
+    Returns one row per pair of :data:`ASSOCIATION_PAIRS` and ``multiplier`` (a multiplier, or
+    ``"pooled"``), with the fields of :func:`attnrank_lite.calibration.rank_stats.spearman_bootstrap` and
+    ``sign`` (``"+"``, ``"-"``, ``"0"``, ``"undefined"``). Whole heads are resampled.
+    """
+    heads = (settings["layer"].astype(str) + "/" + settings["head"].astype(str)).to_numpy()
+    mults = sorted(settings["multiplier"].unique())
+    groups = [(_fmt_mult(m), (settings["multiplier"] == m).to_numpy()) for m in mults]
+    groups.append(("pooled", np.ones(len(settings), bool)))
+    out = []
+    for x, y, _ in ASSOCIATION_PAIRS:
+        for name, mask in groups:
+            sub = settings[mask]
+            res = spearman_bootstrap(sub[x].to_numpy(), sub[y].to_numpy(), groups=heads[mask],
+                                     n_boot=n_boot, seed=seed)
+            out.append({"x": x, "y": y, "multiplier": name, **res,
+                        "sign": sign_class(res["low"], res["high"])})
+    return pd.DataFrame(out)
+
+
+def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
+    """Per multiplier: heads with a reduction (both dimensions), median reductions, brackets, certificates."""
+    g = settings.groupby("multiplier")
+    return pd.DataFrame({
+        "settings": g.size(),
+        "reduced_svd": g["reduction"].apply(lambda s: int((s > 0).sum())),
+        "reduced_osc": g["reduction_osc"].apply(lambda s: int((s > 0).sum())),
+        "median_reduction_osc": g["reduction_osc"].median(),
+        "max_reduction_osc": g["reduction_osc"].max(),
+        "median_r_osc": g["r_osc_tau"].median(),
+        "mean_lower": g["lower_mean"].mean(),
+        "mean_upper": g["upper_mean"].mean(),
+        "poly_verified": g["poly_verified"].sum().astype(int),
+        "median_log10_poly_count": g["log10_poly_count"].median(),
+    }).reset_index()
+
+
+def reductions_at(settings: pd.DataFrame, multiplier: float) -> dict | None:
+    """Heads with a reduction at one multiplier (``None`` when it was not run)."""
+    sub = settings[np.isclose(settings["multiplier"], float(multiplier))]
+    if sub.empty:
+        return None
+    return {"heads": len(sub), "osc": int((sub["reduction_osc"] > 0).sum()),
+            "svd": int((sub["reduction"] > 0).sum())}
+
+
+def _interval(r) -> str:
+    if not np.isfinite(r["rho"]):
+        return "undefined (one side constant)"
+    if r["sign"] == "undefined":
+        return (f"{r['rho']:.2f}, interval undefined ({100 * r['defined_fraction']:.0f}% of "
+                f"resamples define it, below {100 * MIN_DEFINED:.0f}%)")
+    where = {"+": "above 0", "-": "below 0", "0": "contains 0"}[r["sign"]]
+    return f"{r['rho']:.2f} [{r['low']:.2f}, {r['high']:.2f}] ({where})"
+
+
+def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame) -> dict:
+    """Numbers the chapter's prose quotes (strings, ready for ``glue``), all from this run."""
+    at1 = reductions_at(settings, 1.0)
+    red = settings["reduction_osc"] > 0
+    out = {
+        "n_heads": str(len(heads)),
+        "n_settings": str(len(settings)),
+        "d_head": str(int(settings["d_head"].iloc[0])),
+        "reduced_osc": str(int(red.sum())),
+        "reduced_svd": str(int((settings["reduction"] > 0).sum())),
+        "median_reduction_osc": f"{100 * float(settings.loc[red, 'reduction_osc'].median()):.0f}%"
+        if red.any() else "none",
+        "m1_osc": str(at1["osc"]) if at1 else "not run",
+        "m1_svd": str(at1["svd"]) if at1 else "not run",
+        "m1_heads": str(at1["heads"]) if at1 else "not run",
+        "rebuild_max": f"{float(heads['recompute_error'].max()):.1e}",
+        "rebuild_l1": f"{float(heads['recompute_l1'].max()):.1e}",
+        "visible_dim_min": str(int(heads["visible_dim"].min())),
+        "poly_median_count": f"{float(settings['poly_count'].median()):.3g}"
+        if settings["poly_count"].notna().any() else "none found",
+        "max_tokens_seen": str(int(settings["n_tokens_max"].max())),
+        "visible_dim_calib_min": str(int(heads["visible_dim_calib"].min())),
+    }
+    up = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == "upper_mean")]
+    within = up[up["multiplier"] != "pooled"]
+    out["upper_within"] = "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
+                                    for _, r in within.iterrows())
+    pooled = up[up["multiplier"] == "pooled"].iloc[0]
+    out["upper_pooled"] = _interval(pooled)
+    return out
+
+
+def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]:
+    """(one line per temperature then pooled, verdict word) for one pair."""
+    rows = assoc[(assoc["x"] == x) & (assoc["y"] == y)]
+    within = rows[rows["multiplier"] != "pooled"]
+    pooled = rows[rows["multiplier"] == "pooled"].iloc[0]
+    signs = list(within["sign"])
+    defined = [s for s in signs if s != "undefined"]
+    pos = sum(s == "+" for s in defined)
+    neg = sum(s == "-" for s in defined)
+    text = ("at fixed temperature: " + "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
+                                                  for _, r in within.iterrows())
+            + f". Pooled over temperatures (confounded by temperature): {_interval(pooled)}")
+    if not defined:
+        word = "**not testable** (no temperature with a defined interval)"
+    elif pos == len(defined):
+        word = f"**supported** (positive at all {len(defined)} temperatures with a defined interval)"
+    elif pos:
+        word = (f"**partly supported** (positive at {pos} of {len(defined)} temperatures with a "
+                f"defined interval, negative at {neg})")
+    else:
+        word = (f"**not supported** (positive at none of {len(defined)} temperatures with a defined "
+                f"interval, negative at {neg})")
+    if pooled["sign"] == "+" and pos == 0:
+        word += ("; positive only when pooled over temperatures (the temperature confounds it: "
+                 "Simpson's paradox)" if neg else
+                 "; positive only when pooled over temperatures, which mixes in the temperature")
+    elif pooled["sign"] == "+" and pos < len(defined):
+        word += "; the pooled interval is positive, but pooling mixes in the temperature"
+    return text, word
+
+
+def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str:
+    """Comparison with the abstract's qualitative claims (Markdown), from this run's tables only."""
+    n = len(settings)
+    d = int(settings["d_head"].iloc[0])
+    lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: "
+             f"a reduction means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median "
+             f"reduction among the settings with one <= {100 * MODEST:.0f}%; "
+             f"*many*: at least {100 * MANY:.0f}% of settings; "
+             f"an association is *positive* when its whole 95% head-bootstrap interval is above 0, "
+             f"and an interval is *undefined* when fewer than {100 * MIN_DEFINED:.0f}% of the "
+             f"resamples define it."), "", "*Effective-dimension reductions, per temperature:*", ""]
+    for m, sub in settings.groupby("multiplier"):
+        k_o, k_b = int((sub["reduction_osc"] > 0).sum()), int((sub["reduction"] > 0).sum())
+        red_m = sub.loc[sub["reduction_osc"] > 0, "reduction_osc"]
+        med = (f", median among them {100 * red_m.median():.0f}%"
+               if k_o else "")
+        own = " (the model's own scale)" if np.isclose(m, 1.0) else ""
+        lines.append(f"* multiplier {m:g}{own}: r_osc(tau) < d_head for {k_o} of {len(sub)} heads"
+                     f"{med}; the SVD bound r(tau) certifies {k_b}.")
+    red = settings["reduction_osc"] > 0
+    red_b = int((settings["reduction"] > 0).sum())
+    frac = float(red.mean()) if n else 0.0
+    med = float(settings.loc[red, "reduction_osc"].median()) if red.any() else 0.0
+    summary = []
+    if not red.any():
+        summary.append("reductions: **not observed**")
+    else:
+        modest = med <= MODEST
+        many = frac >= MANY
+        summary.append(
+            f"reductions (measured-oscillation dimension): {'modest' if modest else 'not modest'} "
+            f"(median {100 * med:.0f}%), in {100 * frac:.0f}% of settings ("
+            + ("many" if many else "not many") + ") — "
+            + ("**consistent with the abstract**" if modest and many
+               else "**partly consistent**" if modest or many else "**not consistent**")
+            + f"; the SVD bound r(tau) certifies a reduction in {red_b} of {n}")
+    lines += ["", "*Associations (the book's reading of the abstract's \"positive associations\"):*", ""]
+    for x, y, what in ASSOCIATION_PAIRS:
+        if x != "r_osc_tau":
+            continue
+        text, word = _association_verdict(assoc, x, y)
+        note = (" Partly built in: at a fixed degree D the count C(r+D, D) grows with r; the "
+                "degree row is the part that is not." if y == "log10_poly_count" else "")
+        lines.append(f"* r_osc(tau) against {what}, {text}. Verdict: {word}.{note}")
+        summary.append(f"association with {what}: {word}")
+    lines += ["", "**Summary against the abstract:** " + "; ".join(summary) + "."]
+    return "\n".join(lines)

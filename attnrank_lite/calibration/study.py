@@ -1,0 +1,327 @@
+r"""The BERT calibration study (``claim-bert-calibration``): one table row per head and temperature.
+
+For a head with layer-input states :math:`x`, queries :math:`q_i = W_Q x_i + b_Q` and keys
+:math:`k_j = W_K x_j + b_K` in :math:`\mathbb R^{d}` (``d = d_head``) and an inverse-temperature
+multiplier ``m``, the attention is :math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)` with
+:math:`\beta = m/\sqrt d`. For every head the study computes the calibration-whitened geometry
+(:mod:`attnrank_lite.calibration.whitened`, ``def-whitened-effective-dimension``), and for every multiplier
+
+* the tolerance dimensions :math:`r(\tau)` and :math:`r_\text{osc}(\tau)`,
+* a verified rank bracket of :math:`\operatorname{rank}_\varepsilon(A)` on each bracketed sequence,
+* a polynomial certificate of the truncated head at :math:`\varepsilon - \tau`, verified against
+  ``A`` at :math:`\varepsilon` (``prop-certificate-chain``).
+
+Every ``A`` here is the float64 rebuild from the model's float32 hidden states; its distance to
+the model's own float32 attention is measured (``recompute_error``, ``recompute_l1``).
+The statistics and the verdict are in :mod:`attnrank_lite.calibration.report`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import log10
+
+import numpy as np
+import pandas as pd
+
+from ..engine.attention import softmax_attention
+from ..engine.bracket import rank_bracket
+from ..engine.progress import progress as _terminal_progress
+from ..engine.threads import single_threaded
+from ..quotient.polynomial import monomial_count, polynomial_certificate
+from .bert import (
+    encode,
+    forward_states,
+    head_queries_keys,
+    head_weights,
+)
+from .corpus import evenly_spaced
+from .whitened import (
+    HeadGeometry,
+    eta_bound,
+    eta_osc,
+    head_geometry,
+    tolerance_dims,
+    truncated_coordinates,
+)
+
+__all__ = [
+    "DEFAULT_LAYERS",
+    "CalibrationTokens",
+    "collect_states",
+    "describe_run",
+    "run_study",
+    "select_heads",
+    "study_head",
+    "tau_curve_rows",
+]
+
+#: the paper's 84-head set is reconstructed as the first seven layers x 12 heads of BERT-base
+DEFAULT_LAYERS = 7
+
+
+def select_heads(n_layers: int, n_heads: int, layers=None, heads=None) -> list[tuple[int, int]]:
+    """The (layer, head) pairs of the study.
+
+    Default layers: the first ``min(7, n_layers)`` (BERT-base: layers 0-6 x 12 heads = 84; a
+    6-layer MiniLM: all 72 heads). Default heads: all.
+    """
+    layers = list(range(min(DEFAULT_LAYERS, n_layers))) if layers is None else [int(x) for x in layers]
+    heads = list(range(n_heads)) if heads is None else [int(x) for x in heads]
+    bad = [x for x in layers if not 0 <= x < n_layers]
+    if bad:
+        raise ValueError(f"layers {bad} out of range: the model has layers 0..{n_layers - 1}")
+    bad = [x for x in heads if not 0 <= x < n_heads]
+    if bad:
+        raise ValueError(f"heads {bad} out of range: the model has heads 0..{n_heads - 1}")
+    return [(la, h) for la in sorted(set(layers)) for h in sorted(set(heads))]
+
+
+def _span(xs) -> str:
+    xs = sorted(xs)
+    if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
+        return f"{xs[0]}–{xs[-1]}"
+    return ", ".join(map(str, xs))
+
+
+def describe_run(info, pairs, texts, lengths=None) -> str:
+    """Markdown sentence naming the model, the heads and the calibration tokens behind the numbers."""
+    s = (f"**Model:** {info.name}, read from `{info.path}` ({info.source}); {info.n_layers} layers x "
+         f"{info.n_heads} heads, d_model = {info.d_model}, d_head = {info.d_head}. "
+         f"**Heads:** layers {_span({la for la, _ in pairs})} x heads {_span({h for _, h in pairs})} "
+         f"({len(pairs)} heads). **Calibration:** {len(texts)} passages")
+    if lengths is not None:
+        s += f", {int(sum(lengths))} tokens (lengths {min(lengths)}–{max(lengths)})"
+    s += "."
+    if info.fallback:
+        s += f" *Note:* {info.message}."
+    return s
+
+
+@dataclass
+class CalibrationTokens:
+    r"""Layer-input hidden states of the calibration sequences (one forward pass each).
+
+    Attributes
+    ----------
+    texts : list of str
+    lengths : list of int
+        Tokens per sequence (with ``[CLS]``/``[SEP]``).
+    hidden : dict
+        ``layer -> list of ndarray (n_s, d_model)`` (float32, as the model computed them).
+    weights : dict
+        ``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)`` (float64).
+    recompute_error : dict
+        ``(layer, head) ->`` largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|` over the
+        sequences (multiplier 1; rebuilt in float64, model in float32).
+    recompute_l1 : dict
+        ``(layer, head) ->`` largest max-row-l1 distance :math:`\|A_\text{rebuilt} - A_\text{model}\|`.
+    """
+
+    texts: list
+    lengths: list
+    hidden: dict
+    weights: dict
+    recompute_error: dict = field(default_factory=dict)
+    recompute_l1: dict = field(default_factory=dict)
+
+    def queries_keys(self, layer: int, head: int):
+        """Per sequence ``(Q_s, K_s)``, float64, shape (n_s, d_head) each."""
+        W = self.weights[(layer, head)]
+        return [head_queries_keys(X, W) for X in self.hidden[layer]]
+
+
+def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
+                   progress=_terminal_progress) -> CalibrationTokens:
+    """One forward pass per text; keep the needed layers' inputs; measure every head's rebuild.
+
+    Parameters
+    ----------
+    model, tokenizer
+        From :func:`attnrank_lite.calibration.bert.load_model`.
+    texts : list of str
+    pairs : list of (layer, head)
+    max_tokens : int
+        Truncation length (tokens, including ``[CLS]`` and ``[SEP]``).
+    progress : callable
+        ``progress(iterable, desc=...)`` wrapper (default: the package's terminal progress
+        bar, silent inside notebooks).
+    """
+    layers = sorted({la for la, _ in pairs})
+    weights = {(la, h): head_weights(model, la, h) for la, h in pairs}
+    hidden = {la: [] for la in layers}
+    err = {p: 0.0 for p in pairs}
+    err_l1 = {p: 0.0 for p in pairs}
+    lengths = []
+    with single_threaded():
+        for text in progress(texts, desc="forward passes"):
+            enc = encode(tokenizer, text, max_tokens)
+            hs, att, mask = forward_states(model, enc, output_attentions=True)
+            lengths.append(int(mask.sum()))
+            for la in layers:
+                hidden[la].append(hs[la])
+            for (la, h) in pairs:
+                Q, K = head_queries_keys(hs[la], weights[(la, h)])
+                D = np.abs(softmax_attention(Q, K, beta=1.0 / np.sqrt(Q.shape[1])) - att[la][h])
+                err[(la, h)] = max(err[(la, h)], float(D.max()))
+                err_l1[(la, h)] = max(err_l1[(la, h)], float(D.sum(axis=1).max()))
+    return CalibrationTokens(list(texts), lengths, hidden, weights, err, err_l1)
+
+
+def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: float, r_o: int,
+                              max_degree: int):
+    """Polynomial certificate of the rank-``r_o`` truncated head on sequence ``t``.
+
+    First with the column term as key log-weights (``r_o`` coordinates, count ``C(r_o+D, D)``);
+    when no degree up to ``max_degree`` meets ``budget`` (wide weight ranges need high degrees),
+    with the column term as one more coordinate (``C(r_o+1+D, D)``). Returns (certificate or
+    None, number of coordinates).
+    """
+    Qv, Kv, col = truncated_coordinates(geom, t, r_o)
+    cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * col)
+    if cert is not None:
+        return cert, r_o
+    Qe = np.hstack([Qv, np.ones((Qv.shape[0], 1))])
+    Ke = np.hstack([Kv, col[:, None]])
+    return polynomial_certificate(Qe, Ke, beta, budget, max_degree=max_degree), r_o + 1
+
+
+def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: float, tau: float,
+                           r_o: int, max_degree: int) -> dict:
+    """Bracket and polynomial certificate of one sequence at one temperature, both verified."""
+    Q, K = qk[t]
+    A = softmax_attention(Q, K, beta=beta)
+    br = rank_bracket(A, eps)
+    cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree)
+    return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
+            "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
+            "poly_coords": coords if cert is not None else -1,
+            "poly_degree": cert.degree if cert is not None else -1,
+            "poly_count": float(monomial_count(coords, cert.degree)) if cert is not None else np.nan,
+            "poly_verified": bool(cert is not None and cert.verify(A, eps))}
+
+
+def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: float, tau: float,
+               bracket_seqs, max_degree: int = 64):
+    """All head–temperature rows of one head, and its per-sequence bracket rows.
+
+    For each multiplier ``m`` (``beta = m / sqrt(d_head)``): the tolerance dimensions, rank
+    brackets of ``A = rowsoftmax(beta Q K^T)`` at ``eps`` on the sequences ``bracket_seqs``
+    (each verified), and a polynomial certificate of the rank-``r_osc(tau)`` truncated head
+    (key log-weights kept) at ``eps - tau`` on the same sequences, verified against ``A`` at
+    ``eps``; so ``rank_eps(A) <= C(r_osc + D, D)`` (one more coordinate where the log-weights
+    needed too high a degree); the setting's count is the largest over the sequences.
+
+    Returns
+    -------
+    rows : list of dict
+    seq_rows : list of dict
+    """
+    d = geom.d_head
+    rows, seq_rows = [], []
+    for mult in multipliers:
+        beta = float(mult) / np.sqrt(d)
+        r_b, r_o = tolerance_dims(geom, beta, tau)
+        seq = [{"layer": layer, "head": head, "multiplier": float(mult), "sequence": int(t),
+                **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree)}
+               for t in bracket_seqs]
+        seq_rows += seq
+        degs = [s["poly_degree"] for s in seq]
+        found = bool(degs) and min(degs) >= 0
+        count = max(s["poly_count"] for s in seq) if found else None
+        lows = [s["lower"] for s in seq]
+        ups = [s["upper"] for s in seq]
+        rows.append({
+            "layer": layer, "head": head, "multiplier": float(mult), "beta": beta, "d_head": d,
+            "visible_dim": geom.visible_dim, "visible_dim_calib": geom.visible_dim_calib,
+            "r_tau": r_b, "r_osc_tau": r_o,
+            "reduction": 1.0 - r_b / d, "reduction_osc": 1.0 - r_o / d,
+            "eta_at_r": float(eta_bound(geom, beta)[r_b]), "eta_osc_at_r": float(eta_osc(geom, beta)[r_o]),
+            "n_bracketed": len(seq),
+            "n_tokens_max": max((s["n_tokens"] for s in seq), default=0),
+            "lower_mean": float(np.mean(lows)) if seq else np.nan,
+            "upper_mean": float(np.mean(ups)) if seq else np.nan,
+            "lower_max": int(max(lows)) if seq else -1,
+            "upper_max": int(max(ups)) if seq else -1,
+            "brackets_verified": all(s["verified"] for s in seq),
+            "poly_degree": max(degs) if found else -1,
+            "poly_count": count if found else np.nan,
+            "log10_poly_count": log10(count) if found else np.inf,
+            "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
+        })
+    return rows, seq_rows
+
+
+def tau_curve_rows(layer: int, head: int, geom: HeadGeometry, multipliers, tau_values) -> list:
+    """``r(tau)`` and ``r_osc(tau)`` for every multiplier and tolerance (no brackets needed)."""
+    out = []
+    for mult in multipliers:
+        beta = float(mult) / np.sqrt(geom.d_head)
+        for tau in tau_values:
+            r_b, r_o = tolerance_dims(geom, beta, tau)
+            out.append({"layer": layer, "head": head, "multiplier": float(mult), "tau": float(tau),
+                        "r_tau": r_b, "r_osc_tau": r_o, "reduction": 1 - r_b / geom.d_head,
+                        "reduction_osc": 1 - r_o / geom.d_head})
+    return out
+
+
+def run_study(model, tokenizer, info, texts, layers=None, heads=None, multipliers=(0.25, 0.5, 1, 2, 4),
+              eps: float = 0.25, tau: float = 0.1, bracket_sequences: int | None = None,
+              max_tokens: int = 128, max_degree: int = 64, rtol: float = 1e-10,
+              tau_values=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), progress=_terminal_progress):
+    """The whole calibration study.
+
+    Parameters
+    ----------
+    model, tokenizer, info
+        From :func:`attnrank_lite.calibration.bert.load_model`.
+    texts : list of str
+        Calibration passages (one sequence each, truncated to ``max_tokens``).
+    layers, heads : list of int or None
+        See :func:`select_heads`.
+    multipliers : sequence of float
+        Inverse-temperature multipliers of the trained scale ``1/sqrt(d_head)``.
+    eps : float
+        Error level of the rank brackets and of the polynomial certificates.
+    tau : float
+        Output tolerance of the interaction truncation (``0 < tau < eps``).
+    bracket_sequences : int or None
+        Brackets and polynomial certificates on this many evenly spaced sequences per setting
+        (``None``: all). The tolerance dimensions always use every sequence.
+    tau_values : sequence of float
+        Tolerances of the ``r(tau)`` curves.
+    progress : callable
+        ``progress(iterable, desc=...)`` wrapper (default: the package's terminal progress
+        bar, silent inside notebooks).
+
+    Returns
+    -------
+    dict
+        ``settings`` (one row per head–temperature setting), ``sequences`` (one row per
+        bracketed sequence and setting), ``heads`` (one row per head: singular values, leverage,
+        rebuild error), ``curves`` (``r(tau)`` per head, multiplier and tolerance), ``tokens``
+        (:class:`CalibrationTokens`), ``bracket_seqs`` (indices).
+    """
+    if not 0 < tau < eps:
+        raise ValueError(f"need 0 < tau < eps (the polynomial certificate gets eps - tau); "
+                         f"got tau={tau}, eps={eps}")
+    pairs = select_heads(info.n_layers, info.n_heads, layers, heads)
+    toks = collect_states(model, tokenizer, texts, pairs, max_tokens=max_tokens, progress=progress)
+    bseq = evenly_spaced(len(texts), bracket_sequences)
+    pooled = {la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
+    rows, seq_rows, head_rows, curves = [], [], [], []
+    for (la, h) in progress(pairs, desc="heads"):
+        with single_threaded():
+            qk = toks.queries_keys(la, h)
+            geom = head_geometry(qk, toks.weights[(la, h)], states=pooled[la], rtol=rtol)
+            r, sr = study_head(la, h, qk, geom, multipliers, eps, tau, bseq, max_degree)
+        rows += r
+        seq_rows += sr
+        curves += tau_curve_rows(la, h, geom, multipliers, tau_values)
+        head_rows.append({"layer": la, "head": h, "d_head": geom.d_head, "visible_dim": geom.visible_dim,
+                          "visible_dim_calib": geom.visible_dim_calib, "lev_q": geom.lev_q,
+                          "lev_k": geom.lev_k, "recompute_error": toks.recompute_error[(la, h)],
+                          "recompute_l1": toks.recompute_l1[(la, h)],
+                          **{f"sigma_{i + 1}": float(s) for i, s in enumerate(geom.sigma)}})
+    return {"settings": pd.DataFrame(rows), "sequences": pd.DataFrame(seq_rows),
+            "heads": pd.DataFrame(head_rows), "curves": pd.DataFrame(curves), "tokens": toks,
+            "bracket_seqs": bseq}

@@ -1,0 +1,441 @@
+r"""Certificate objects for the approximation rank (the book's :ref:`prop-certificate-chain`).
+
+Each certificate stores the data needed to recheck its claim and a ``verify(A, eps)`` method
+that recomputes the condition from that data alone, with a *proven* rounding margin, so that no
+certificate passes because of floating-point error, and that refuses stored data which does not
+describe the certificate it claims to be (see :mod:`attnrank_lite.engine.checks`).
+
+* :class:`ClusterMassCertificate` — lower bound ``rank_eps(A) >= k`` from k rows and k disjoint
+  key groups whose mass matrix is within ``< 1 - eps`` of the identity (:ref:`prop-cluster-mass`).
+* :class:`FrobeniusTailCertificate` — lower bound from the singular values of a row/column
+  submatrix: ``||E||_F^2 <= (#rows) * eps^2`` for every ``E`` with ``||E|| <= eps``
+  (:ref:`prop-frobenius-tail`).
+* :class:`NormCertificate` — the trivial lower bound ``rank_eps(A) >= 1`` when ``||A|| > eps``.
+* :class:`SubspaceCertificate` — upper bound from an explicit factorisation ``B = L R``.
+
+Contract of every ``verify(A, eps)``: ``A`` must be a finite real matrix and ``eps`` a finite
+real number ``>= 0`` (otherwise ``TypeError`` / ``ValueError`` naming the argument); stored data
+that are malformed (repeated, negative, out-of-range, boolean or non-integer indices, NaN / inf
+/ complex entries, shapes that do not fit ``A``, a rank the data do not support) give ``False``.
+``verify`` never returns ``True`` for anything but a valid certificate of the stored float ``A``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .checks import (
+    UNIT_ROUNDOFF,
+    count_value,
+    eps_value,
+    gamma,
+    index_array,
+    parse_stored,
+    real_array,
+    real_matrix,
+)
+from .norms import row_l1_blockwise
+
+__all__ = [
+    "UNIT_ROUNDOFF",
+    "ClusterMassCertificate",
+    "FrobeniusTailCertificate",
+    "NormCertificate",
+    "SubspaceCertificate",
+    "frobenius_budget",
+    "frobenius_tail_bounds",
+    "gamma",
+    "row_l1_at_most",
+]
+
+_ETA = float(np.finfo(np.float64).smallest_subnormal)
+
+
+def _arguments(A, eps):
+    """``A`` and ``eps`` of a ``verify`` call, checked (raises on bad arguments)."""
+    return real_matrix("A", A), eps_value(eps)
+
+
+@dataclass
+class ClusterMassCertificate:
+    r"""Cluster-mass lower certificate: ``rank_eps(A) >= len(rows)``.
+
+    With :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}` for rows :math:`i_1..i_k` and pairwise
+    disjoint key groups :math:`G_1..G_k`, the condition
+
+    .. math:: \max_a \Big(|1 - M_{aa}| + \sum_{b\ne a} |M_{ab}|\Big) < 1 - \varepsilon
+
+    implies :math:`\mathrm{rank}_\varepsilon(A) \ge k`: selecting rows and summing group columns
+    does not increase the max-row-l1 norm, so the k x k image of any admissible B lies within
+    distance < 1 of the identity and is invertible.
+
+    Attributes
+    ----------
+    rows : list of int, length k
+    groups : list of list of int, length k
+    """
+
+    rows: list = field(default_factory=list)
+    groups: list = field(default_factory=list)
+    kind: str = "cluster-mass"
+
+    @property
+    def rank(self) -> int:
+        return len(self.rows)
+
+    def _parse(self, n: int, m: int):
+        """Stored rows and groups as index vectors (raises on malformed data)."""
+        rows = index_array("rows", self.rows, n)
+        groups = [index_array(f"groups[{b}]", g, m) for b, g in enumerate(self.groups)]
+        if len(groups) != rows.size:
+            raise ValueError(f"{rows.size} rows but {len(groups)} groups")
+        flat = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+        if np.unique(flat).size != flat.size:
+            raise ValueError("key groups must be pairwise disjoint")
+        return rows, groups
+
+    def mass_matrix(self, A, block: int = 256) -> np.ndarray:
+        r"""The k x k matrix ``M[a, b] = sum(A[rows[a], groups[b]])``.
+
+        Cost :math:`O(k \cdot \sum_b |G_b|)` time and :math:`O(\text{block}\cdot m)` extra
+        memory: the selected rows are gathered ``block`` at a time and each group's columns are
+        summed with one ``add.reduceat`` over the concatenated group indices. Groups may be
+        empty or overlap here (``verify`` refuses overlaps).
+        """
+        A = real_matrix("A", A)
+        k = len(self.rows)
+        M = np.zeros((k, k))
+        sizes = np.array([len(g) for g in self.groups], dtype=np.int64)
+        nonempty = np.flatnonzero(sizes)
+        if k == 0 or nonempty.size == 0:
+            return M
+        cols = np.concatenate([np.asarray(self.groups[b], dtype=np.int64) for b in nonempty])
+        starts = np.concatenate([[0], np.cumsum(sizes[nonempty])[:-1]])
+        rows = np.asarray(self.rows, dtype=np.int64)
+        for s in range(0, k, block):
+            sub = A[rows[s:s + block]][:, cols]
+            M[s:s + block, nonempty] = np.add.reduceat(sub, starts, axis=1)
+        return M
+
+    def defects(self, A) -> np.ndarray:
+        r"""Per selected row: :math:`|1 - M_{aa}| + \sum_{b\ne a}|M_{ab}|` (must stay below 1 - eps)."""
+        M = self.mass_matrix(A)
+        absM = np.abs(M)
+        return np.abs(1.0 - np.diag(M)) + absM.sum(axis=1) - np.diag(absM)
+
+    def margins(self, A) -> np.ndarray:
+        r"""Per selected row, the rounding margin :math:`4\gamma_{m+k+5}(\sum_j|A_{i_a j}| + 2)`.
+
+        Proof that it covers every rounding of the test ``defect < 1 - eps - margin``: with
+        disjoint groups, the computed :math:`M_{ab}` (any summation order) are within
+        :math:`\gamma_{|G_b|}\sum_{j\in G_b}|A_{i_a j}|`, in total within
+        :math:`\gamma_m s_a` (:math:`s_a = \sum_j |A_{i_a j}|`); the k-term sum of
+        :math:`|M_{ab}|`, the subtraction of :math:`|M_{aa}|`, :math:`|1 - M_{aa}|` and the final
+        addition add at most :math:`(\gamma_k + 5u)(s_a + 2)`; so the computed defect is within
+        :math:`2\gamma_{m+k+5}(s_a + 2)` of the exact one, and the evaluation of
+        :math:`1 - \varepsilon - \mathrm{margin}` and of :math:`s_a` itself costs less than
+        the remaining half. Additions are exact in the subnormal range, so underflow adds
+        nothing.
+        """
+        A = real_matrix("A", A)
+        rows = np.asarray(self.rows, dtype=np.int64)
+        s = row_l1_blockwise(A[rows]) if rows.size else np.zeros(0)
+        return 4 * gamma(A.shape[1] + rows.size + 5) * (s + 2.0)
+
+    def verify(self, A, eps: float) -> bool:
+        """Recheck ``rank_eps(A) >= len(rows)`` from the stored rows and groups alone.
+
+        ``False`` for malformed rows / groups (see the module docstring) or a failed condition.
+        """
+        A, eps = _arguments(A, eps)
+        n, m = A.shape
+        if parse_stored(self._parse, n, m) is None:
+            return False
+        if len(self.rows) == 0:
+            return True
+        if not eps < 1:
+            return False
+        return bool(np.all(self.defects(A) < 1.0 - eps - self.margins(A)))
+
+
+def frobenius_budget(rows: int, eps: float) -> float:
+    r"""An upper bound on :math:`|S|\,\varepsilon^2` (``rows`` = :math:`|S|`), never an overflow.
+
+    Three roundings and a possible underflow of :math:`\varepsilon^2`: the float product times
+    :math:`1 + \gamma_4`, plus the smallest subnormal. ``inf`` when it overflows.
+    """
+    with np.errstate(over="ignore"):
+        b = np.float64(rows) * np.float64(eps) * np.float64(eps)
+        return float(b * (1 + gamma(4)) + rows * _ETA)
+
+
+def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
+    r"""Proven lower bounds :math:`t_k \le \sum_{l>k}\sigma_l(S)^2`, ``k = 0..min(p, q)``.
+
+    Nothing is trusted about the accuracy of the SVD routine: its output ``(U, s, V^T)`` is used
+    as an arbitrary witness and checked a posteriori.
+
+    **Proof.** Let :math:`E = S - U\operatorname{diag}(s)V^T` (exact arithmetic on the stored
+    floats). By Weyl's inequality and :math:`\sigma_l(XYZ) \le \|X\|_2\,\sigma_l(Y)\,\|Z\|_2`,
+
+    .. math:: \sigma_l(S) \le \|U\|_2\|V\|_2\,|s|_{(l)} + \|E\|_2 =: \bar\sigma_l,
+
+    with :math:`|s|_{(l)}` the l-th largest :math:`|s_j|`, and
+    :math:`\|U\|_2^2 = \|U^TU\|_2 \le 1 + \|U^TU - I\|_F` (likewise for V). The computed
+    quantities are turned into upper bounds: the computed Gram matrix is within
+    :math:`\gamma_{p}|U|^T|U|` of the exact one, whose Frobenius norm is at most
+    :math:`\|U\|_F^2`; the computed :math:`E` is within
+    :math:`\gamma_{r+3}(|S| + |U|\operatorname{diag}|s|\,|V^T|) + r\eta` entrywise, whose
+    Frobenius norm is at most :math:`\gamma_{r+3}(\|S\|_F + \sum_l |s_l|\,\|u_l\|\,\|v_l\|)
+    + r\eta\sqrt{pq}`; every computed sum of N non-negative terms is multiplied by
+    :math:`1 + \gamma_{N_{\max}}` with :math:`N_{\max} = pq + p + q + 16` (and
+    :math:`\eta = 2^{-1074}` terms cover underflow). Then
+    :math:`\sum_{l\le k}\sigma_l^2 \le \sum_{l\le k}\bar\sigma_l^2` and, with
+    :math:`\underline F \le \|S\|_F^2` the computed sum of squares times
+    :math:`1 - \gamma_{N_{\max}}` minus :math:`pq\eta`,
+
+    .. math:: \sum_{l>k}\sigma_l(S)^2 = \|S\|_F^2 - \sum_{l\le k}\sigma_l^2
+              \ge \underline F - \sum_{l\le k}\bar\sigma_l^2 =: t_k,
+
+    evaluated and rounded downward. The loss against the computed spectrum is of order
+    :math:`\|E\|_2\sum_l s_l + \|U^TU - I\|\sum_l s_l^2`, about ``1e-12`` relative for the
+    matrices of the book.
+
+    Parameters
+    ----------
+    S : ndarray, shape (p, q)
+    svd : tuple ``(U, s, Vt)``, optional
+        Thin SVD factors of ``S`` if already computed (any floats: they are checked).
+
+    Returns
+    -------
+    t : ndarray, shape (min(p, q) + 1,)
+        Non-increasing; ``t[min(p, q)] <= 0``.
+    """
+    S = real_matrix("S", S)
+    p, q = S.shape
+    r = min(p, q)
+    if r == 0:
+        return np.zeros(1)
+    if svd is None:
+        svd = np.linalg.svd(S, full_matrices=False)
+    U, s, Vt = (np.asarray(x, dtype=np.float64) for x in svd)
+    if U.shape != (p, r) or s.shape != (r,) or Vt.shape != (r, q):
+        raise ValueError(f"svd factors of shapes {U.shape}, {s.shape}, {Vt.shape} do not fit S {S.shape}")
+    up = 1.0 + gamma(p * q + p + q + 16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        abs_s = np.sort(np.abs(s))[::-1]
+        fro_S = math.sqrt(float(np.einsum("ij,ij->", S, S))) * up
+        E = S - (U * s) @ Vt
+        fro_E = math.sqrt(float(np.einsum("ij,ij->", E, E))) * up + math.sqrt(p * q * _ETA)
+        un = np.sqrt(np.einsum("ij,ij->j", U, U)) * up
+        vn = np.sqrt(np.einsum("ij,ij->i", Vt, Vt)) * up
+        e = (fro_E + gamma(r + 3) * (fro_S + float(np.sum(abs_s * un * vn)) * up)
+             + r * _ETA * math.sqrt(p * q)) * up
+        GU = U.T @ U
+        GU[np.diag_indices(r)] -= 1.0
+        GV = Vt @ Vt.T
+        GV[np.diag_indices(r)] -= 1.0
+        gU = (math.sqrt(float(np.einsum("ij,ij->", GU, GU))) * up
+              + gamma(p + 1) * float(np.sum(un * un)) * up + r * r * p * _ETA) * up
+        gV = (math.sqrt(float(np.einsum("ij,ij->", GV, GV))) * up
+              + gamma(q + 1) * float(np.sum(vn * vn)) * up + r * r * q * _ETA) * up
+        c = math.sqrt((1.0 + gU) * (1.0 + gV)) * up
+        sig = (c * abs_s + e) * up
+        head = np.concatenate([[0.0], np.cumsum(sig * sig)]) * (1.0 + gamma(r + 4))
+        F_low = float(np.einsum("ij,ij->", S, S)) * (1.0 - gamma(p * q + p + q + 16)) - p * q * _ETA
+        t = F_low - head
+        t = t - 2 * UNIT_ROUNDOFF * (abs(F_low) + head)
+    t = np.where(np.isfinite(t), t, -np.inf)
+    return np.minimum.accumulate(t)
+
+
+@dataclass
+class FrobeniusTailCertificate:
+    r"""Frobenius-tail lower certificate: ``rank_eps(A) >= rank`` (:ref:`prop-frobenius-tail`).
+
+    For :math:`\|E\| \le \varepsilon` and *distinct* rows S and columns T,
+    :math:`\|E_{S,T}\|_F^2 \le \sum_{i\in S}\|E_i\|_1^2 \le |S|\varepsilon^2`. Eckart–Young then gives
+
+    .. math:: \mathrm{rank}_\varepsilon(A) \ge
+              \min\{k : \textstyle\sum_{l>k} \sigma_l(A_{S,T})^2 \le |S|\varepsilon^2\}.
+
+    Repeated columns would multiply singular values while the budget stays, repeated or wrapped
+    (negative) indices are therefore refused. ``verify`` recomputes an SVD of the submatrix and
+    checks :math:`t_{\mathrm{rank}-1} > |S|\varepsilon^2` with the proven lower bounds
+    :math:`t_k` of :func:`frobenius_tail_bounds` (no tolerance is guessed).
+
+    Attributes
+    ----------
+    rank : int
+    rows, cols : ndarray of int or None
+        Submatrix indices (``None`` = all), distinct, in range.
+    """
+
+    rank: int = 0
+    rows: np.ndarray | None = None
+    cols: np.ndarray | None = None
+    kind: str = "frobenius-tail"
+
+    def _parse(self, n: int, m: int):
+        rank = count_value("rank", self.rank)
+        rows = None if self.rows is None else index_array("rows", self.rows, n)
+        cols = None if self.cols is None else index_array("cols", self.cols, m)
+        return rank, rows, cols
+
+    def submatrix(self, A) -> np.ndarray:
+        """``A[rows][:, cols]`` after checking the stored indices (``ValueError`` if malformed)."""
+        A = real_matrix("A", A)
+        _, rows, cols = self._parse(*A.shape)
+        S = A if rows is None else A[rows]
+        return S if cols is None else S[:, cols]
+
+    def verify(self, A, eps: float) -> bool:
+        """Recheck the claimed rank on ``A``; ``False`` for malformed data or a failed condition."""
+        A, eps = _arguments(A, eps)
+        parsed = parse_stored(self._parse, *A.shape)
+        if parsed is None:
+            return False
+        rank = parsed[0]
+        if rank == 0:
+            return True
+        S = self.submatrix(A)
+        if rank > min(S.shape):
+            return False
+        try:
+            t = frobenius_tail_bounds(S)
+        except np.linalg.LinAlgError:  # the SVD did not converge: nothing is certified
+            return False
+        return bool(t[rank - 1] > frobenius_budget(S.shape[0], eps))
+
+
+@dataclass
+class NormCertificate:
+    """Trivial lower certificate: ``rank_eps(A) >= 1`` because ``B = 0`` has error ``||A|| > eps``.
+
+    Attributes
+    ----------
+    rank : int
+        0 (claims nothing) or 1.
+    row : int
+        A row whose l1 mass exceeds ``eps``.
+    """
+
+    rank: int = 1
+    row: int = 0
+    kind: str = "norm"
+
+    def _parse(self, n: int):
+        rank = count_value("rank", self.rank)
+        if rank > 1:
+            raise ValueError(f"a norm certificate claims rank 0 or 1, got {rank}")
+        return rank, int(index_array("row", [self.row], n)[0]) if rank else 0
+
+    def verify(self, A, eps: float) -> bool:
+        """``True`` iff the stored row's exact l1 mass provably exceeds ``eps`` (or rank is 0)."""
+        A, eps = _arguments(A, eps)
+        parsed = parse_stored(self._parse, A.shape[0])
+        if parsed is None:
+            return False
+        rank, i = parsed
+        if rank == 0:
+            return True
+        s, rnd = row_l1_blockwise(A[i:i + 1], bound=True)
+        return bool(s[0] - 2 * rnd[0] > eps)
+
+
+@dataclass
+class SubspaceCertificate:
+    r"""Upper certificate: an explicit ``B = L @ R`` with ``||A - B|| <= eps``, so ``rank_eps(A) <= k``.
+
+    ``verify`` computes each row's error with the proven rounding bound of
+    :func:`attnrank_lite.engine.norms.row_l1_blockwise`; rows it cannot decide (within rounding of
+    ``eps``) are settled in exact rational arithmetic.
+
+    Attributes
+    ----------
+    L : ndarray, shape (n, k)
+    R : ndarray, shape (k, m)
+    source : str
+        How the factorisation was found (for the reader; not used by ``verify``).
+    """
+
+    L: np.ndarray
+    R: np.ndarray
+    source: str = ""
+    kind: str = "subspace"
+
+    @property
+    def rank(self) -> int:
+        return int(np.shape(self.L)[1])
+
+    def _parse(self, n: int, m: int):
+        L = real_array("L", self.L, ndim=2)
+        R = real_array("R", self.R, ndim=2)
+        if L.shape[0] != n or R.shape[1] != m or L.shape[1] != R.shape[0]:
+            raise ValueError(f"factors of shapes {L.shape} and {R.shape} do not fit A of shape {(n, m)}")
+        return L, R
+
+    def row_errors(self, A, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+        r"""Per row: computed :math:`\sum_j |A - LR|_{ij}` and a proven bound on its rounding error."""
+        A = real_matrix("A", A)
+        L, R = self._parse(*A.shape)
+        return row_l1_blockwise(A, L if L.shape[1] else None, R, block=block, bound=True)
+
+    def verify(self, A, eps: float) -> bool:
+        """Recheck ``max_i sum_j |A - LR|_ij <= eps`` on the stored float ``A``, exactly."""
+        A, eps = _arguments(A, eps)
+        parsed = parse_stored(self._parse, *A.shape)
+        if parsed is None:
+            return False
+        L, R = parsed
+        if A.shape[0] == 0:
+            return True
+        if L.shape[1] == 0:
+            return row_l1_at_most(A, eps)
+        err, rnd = row_l1_blockwise(A, L, R, bound=True)
+        if not (np.isfinite(err).all() and np.isfinite(rnd).all()):
+            return False
+        if np.any(err - 2 * rnd > eps):
+            return False
+        unsure = np.flatnonzero(err + 2 * rnd > eps)
+        if np.count_nonzero(L[unsure]) * A.shape[1] > 4_000_000:
+            return False  # too many rows within rounding of eps to settle exactly: refuse
+        target = Fraction(eps)
+        return all(_exact_row_error(A[i], L[i], R) <= target for i in unsure)
+
+
+def _exact_row_error(a: np.ndarray, l: np.ndarray, R: np.ndarray) -> Fraction:
+    """:math:`\\sum_j |a_j - (l R)_j|` in exact rational arithmetic (for rows within rounding of eps)."""
+    nz = np.flatnonzero(l)
+    lf = [Fraction(x) for x in l[nz].tolist()]
+    Rn = R[nz]
+    total = Fraction(0)
+    for j, aj in enumerate(a.tolist()):
+        total += abs(Fraction(aj) - sum(x * Fraction(r) for x, r in zip(lf, Rn[:, j].tolist())))
+    return total
+
+
+def row_l1_at_most(A, eps: float) -> bool:
+    r"""Exact test of :math:`\max_i \sum_j |A_{ij}| \le \varepsilon` for the stored float matrix.
+
+    This is the check of the certificate ``B = 0`` (:ref:`prop-exact-cases`). Rows decided by
+    the float sum and its proven rounding bound are settled at once; the rest (sums within
+    rounding of ``eps``) are summed exactly in rational arithmetic.
+    """
+    A, eps = _arguments(A, eps)
+    if A.size == 0:
+        return True
+    sums, rnd = row_l1_blockwise(A, bound=True)
+    if np.any(sums - 2 * rnd > eps):
+        return False
+    unsure = np.flatnonzero(sums + 2 * rnd > eps)
+    target = Fraction(eps)
+    for i in unsure:
+        row = np.abs(A[i])
+        if math.fsum(row) > eps or sum(map(Fraction, row.tolist())) > target:
+            return False
+    return True

@@ -1,0 +1,422 @@
+r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-sphere-upper`).
+
+For keys :math:`k_1..k_m` on :math:`S^{d-1}` let :math:`V` (shape (m, N)) be an orthonormal basis
+of the restrictions to the keys of all polynomials of degree :math:`\le L`. Their dimension is
+at most the harmonic count :math:`N(d, \le L)` (:func:`attnrank_lite.laws.spectra.harmonic_count`),
+with equality for generic keys when :math:`m \ge N(d,\le L)`. Then
+
+.. math:: B = (A V) V^\top, \qquad \operatorname{rank} B \le N(d, \le L),
+
+is an upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le N(d,\le L)` as soon as
+:math:`\max_i \sum_j |A - B|_{ij} \le \varepsilon`. No SVD of ``A`` is needed: the factors come
+from the geometry, and the family is nested in ``L``.
+
+The basis is built by *Vandermonde with Arnoldi*: on the sphere :math:`x_0^2 = 1 - \sum_{k>0}
+x_k^2`, so the monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
+restrictions, and there are exactly :math:`N(d,\le L)` of them. Each new monomial
+:math:`x^a = x_k\,x^{a - e_k}` (``k`` the last variable of ``a``) is generated as ``x_k`` times the
+*orthonormalised* column of its parent, then orthogonalised (two Gram–Schmidt passes against
+the previous degrees, a QR within the degree). This keeps the basis well conditioned where the
+raw monomial matrix is not. If a degree's block is numerically rank deficient (few or special
+keys), a pivoted QR keeps its independent columns only, and the following degrees use every
+product ``x_k * column``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import gamma, real_matrix
+from .checks import log_weights as _check_log_weights
+
+__all__ = ["HarmonicBasis", "harmonic_upper_bound", "nested_projection_search", "SPHERE_TOL"]
+
+#: keys count as "on the unit sphere" when ``| |k| - 1 | <= SPHERE_TOL``
+SPHERE_TOL = 1e-8
+#: relative size below which a new basis direction counts as numerically dependent
+_DEP_TOL = 1e-9
+
+
+def _last_var(a: tuple) -> int:
+    for k in range(len(a) - 1, -1, -1):
+        if a[k]:
+            return k
+    return 0
+
+
+class HarmonicBasis:
+    r"""Orthonormal basis of the polynomials of degree ``<= L`` restricted to keys on the sphere.
+
+    Grown lazily degree by degree; the columns are ordered by degree, so ``columns(L)`` for a
+    smaller ``L`` is a prefix (nested family). The basis does not depend on ``beta``: one
+    object serves a whole ``beta`` sweep on the same keys.
+
+    Parameters
+    ----------
+    K : array_like, shape (m, d)
+        Keys on the unit sphere :math:`S^{d-1}` (``| |k_j| - 1 | <= 1e-8``), ``d >= 2``.
+    log_weights : array_like, shape (m,), optional
+        Key log-weights :math:`\log w_j`: the basis then spans :math:`w_j p(k_j)`, the space the
+        rows :math:`A_{ij} \propto w_j e^{\beta\langle q_i, k_j\rangle}` are approximated in.
+
+    Attributes
+    ----------
+    degree : int
+        Highest degree built so far.
+    deficient : bool
+        Whether some degree had fewer independent columns than :math:`N(d, \ell)`.
+    """
+
+    def __init__(self, K, log_weights=None):
+        K = real_matrix("K", K)
+        m, d = K.shape
+        if d < 2:
+            raise ValueError(f"K must have d >= 2 columns (points on S^(d-1)), got shape {K.shape}")
+        if m == 0:
+            raise ValueError("K must hold at least one key")
+        nrm = np.linalg.norm(K, axis=1)
+        if np.abs(nrm - 1.0).max() > SPHERE_TOL:
+            raise ValueError(f"keys K must lie on the unit sphere (| |k| - 1 | <= {SPHERE_TOL:g}); "
+                             f"largest deviation {np.abs(nrm - 1.0).max():.3g}")
+        self.K = K
+        self.m, self.d = m, d
+        if log_weights is None:
+            w = np.ones(m)
+        else:
+            lw = _check_log_weights(log_weights, m)
+            if not np.isfinite(lw).any():
+                raise ValueError("log_weights must have at least one finite entry")
+            with np.errstate(under="ignore"):
+                w = np.exp(lw - lw[np.isfinite(lw)].max())
+        self._buf = np.empty((m, min(m, 16)), order="F")
+        self._k = 0
+        q0 = w / np.linalg.norm(w)
+        self._store(q0[:, None])
+        self._counts = [1]  # _counts[l] = columns through degree l
+        self._prev = [((0,) * d, 0)]  # (multi-index, column) of the last degree (exact mode)
+        self._prev_block = (0, 1)
+        self.degree = 0
+        self.deficient = False
+
+    # storage with capacity doubling (columns are appended degree by degree)
+    def _store(self, C: np.ndarray) -> None:
+        k = self._k
+        need = k + C.shape[1]
+        if need > self._buf.shape[1]:
+            cap = min(max(need, int(1.3 * self._buf.shape[1])), max(need, self.m))
+            buf = np.empty((self.m, cap), order="F")
+            buf[:, :k] = self._buf[:, :k]
+            self._buf = buf
+        self._buf[:, k:need] = C
+        self._k = need
+
+    @property
+    def size(self) -> int:
+        """Columns built so far."""
+        return self._k
+
+    def dimension(self, L: int) -> int:
+        """Number of basis columns of degree ``<= L`` (grows the basis if needed)."""
+        self.grow_to(L)
+        return self._counts[L]
+
+    def columns(self, L: int) -> np.ndarray:
+        """Orthonormal basis of degree ``<= L``, shape (m, dimension(L)) (a view; do not modify)."""
+        k = self.dimension(L)  # grow first: growing may replace the buffer
+        return self._buf[:, :k]
+
+    def grow_to(self, L: int) -> None:
+        """Build the degrees up to ``L``."""
+        if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 0:
+            raise ValueError(f"degree L must be an integer >= 0, got {L!r}")
+        while self.degree < L:
+            self._grow()
+
+    def _grow(self) -> None:
+        d, m = self.d, self.m
+        k0 = self._k
+        if k0 >= m:  # the whole space R^m is spanned: nothing new
+            self.degree += 1
+            self._counts.append(k0)
+            return
+        X = self.K
+        lo, hi = self._prev_block
+        if not self.deficient:
+            cand, keys = [], []
+            for a, col in self._prev:
+                for k in range(_last_var(a), d):
+                    b = list(a)
+                    b[k] += 1
+                    if b[0] <= 1:
+                        keys.append(tuple(b))
+                        cand.append((col, k))
+            C = np.empty((m, len(cand)), order="F")
+            for j, (col, k) in enumerate(cand):
+                C[:, j] = X[:, k] * self._buf[:, col]
+        else:
+            keys = None
+            P = self._buf[:, lo:hi]
+            C = np.asfortranarray(np.concatenate([X[:, k:k + 1] * P for k in range(d)], axis=1))
+        norms = np.linalg.norm(C, axis=0)
+        V = self._buf[:, :k0]
+        for _ in range(2):  # classical Gram-Schmidt, twice
+            C -= V @ (V.T @ C)
+        scale = max(float(norms.max()), 1e-300)
+        Qb, diag = _cholqr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
+        if Qb is None:
+            Qb, R = np.linalg.qr(C)
+            diag = np.abs(np.diag(R))
+        if keys is not None and diag.size and diag.min() > _DEP_TOL * scale and k0 + diag.size <= m:
+            if diag.min() < 1e-3 * scale:  # R far from orthogonal: one more pass
+                Qb -= V @ (V.T @ Qb)
+                Qb, _ = np.linalg.qr(Qb)
+            self._store(Qb)
+            self._prev = [(b, k0 + j) for j, b in enumerate(keys)]
+        else:
+            from scipy.linalg import qr as pivoted_qr
+
+            Qp, Rp, _ = pivoted_qr(C, mode="economic", pivoting=True)
+            dp = np.abs(np.diag(Rp))
+            r = int(np.count_nonzero(dp > _DEP_TOL * scale))
+            r = min(r, m - k0)
+            Qb = Qp[:, :r]
+            if r:
+                Qb = Qb - V @ (V.T @ Qb)
+                Qb, _ = np.linalg.qr(Qb)
+            self._store(Qb)
+            self.deficient = True
+            self._prev = []
+        self._prev_block = (k0, self._k)
+        self.degree += 1
+        self._counts.append(self._k)
+
+
+def _cholqr2(C: np.ndarray, tiny: float):
+    r"""Cholesky QR, twice: ``C = Q R`` with ``Q`` orthonormal to rounding level when
+    :math:`\kappa(C)` is modest. Returns ``(Q, |diag R|)``, or ``(None, None)`` when the Cholesky
+    factorisation fails or some :math:`|R_{jj}|` is below ``tiny`` (then Householder QR is used)."""
+    if C.shape[1] == 0:
+        return None, None
+    try:
+        Lc = np.linalg.cholesky(C.T @ C)
+    except np.linalg.LinAlgError:
+        return None, None
+    diag = np.abs(np.diag(Lc))
+    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
+        return None, None
+    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
+    try:
+        L2 = np.linalg.cholesky(Q.T @ Q)
+    except np.linalg.LinAlgError:
+        return None, None
+    Q = Q @ np.linalg.inv(L2).T
+    return np.asfortranarray(Q), diag
+
+
+def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_values, *,
+                             lo: int = 0, sample: int = 256, block: int = 512, max_rounds: int = 6,
+                             initial_sample_errors=None):
+    r"""Smallest member of a nested projection family ``B_k = (A V_k) V_k^T`` meeting each eps.
+
+    ``rows(idx)`` returns the rows ``idx`` of ``A`` (a slice or an index array; a stored matrix
+    or row blocks rebuilt from points), so ``A`` is never needed whole. The candidate ranks are
+    the ``cuts`` (increasing column counts of ``V``, e.g. the harmonic counts of each degree).
+
+    Search: the row-l1 errors of every cut on a *sample* of rows (evenly spaced, plus any rows
+    found failing later) are computed incrementally (:math:`E_{k'} = E_k - P_{:,k:k'}V_{k:k'}^T`,
+    one product with ``V`` in all); a cut failing on the sample fails on ``A`` (its error is a
+    maximum over rows), so the first cut passing on the sample is the smallest possible. One pass
+    over all row blocks then computes ``L = A V`` and the errors of the candidate cuts (and the
+    cuts between them) with the rigorous margin of
+    :meth:`~attnrank_lite.engine.certificates.SubspaceCertificate.verify`:
+    :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L||R|\mathbf 1)_i)`, computed upward. A candidate
+    failing on some row adds the worst rows to the sample and the search repeats.
+
+    Parameters
+    ----------
+    rows : callable
+        ``rows(idx) -> ndarray`` of shape (len(idx), m).
+    n, m : int
+        Shape of ``A``.
+    V : ndarray, shape (m, K)
+        Nested basis; family member ``k`` uses its first ``k`` columns.
+    cuts : sequence of int
+        Allowed ranks, increasing, the last ``<= K``.
+    eps_values : sequence of float
+    lo : int
+        A rank known to fail (cuts ``<= lo`` are skipped).
+    initial_sample_errors : dict, optional
+        ``{cut: max row error on the default sample}`` already computed by the caller (the
+        first sample phase is then skipped).
+
+    Returns
+    -------
+    list of (k, L) or None per eps
+        ``k`` the certified rank (a cut) and ``L`` the left factor (n, k) with every row error
+        plus margin ``<= eps``; ``None`` when even the last cut fails.
+    """
+    cuts = [int(c) for c in cuts if c > lo]
+    eps_list = [float(e) for e in eps_values]
+    if not cuts:
+        return [None] * len(eps_list)
+    sample_idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    absR1 = None  # row sums of |V^T|, i.e. |R| 1
+    results: list = [None] * len(eps_list)
+    floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
+    for rnd in range(max_rounds):
+        todo = [e for e in range(len(eps_list)) if results[e] is None and floor[e] < len(cuts)]
+        if not todo:
+            break
+        if rnd == 0 and initial_sample_errors is not None and all(c in initial_sample_errors for c in cuts):
+            smax = [initial_sample_errors[c] for c in cuts]
+        else:  # sample errors for every cut (incremental)
+            As = rows(sample_idx)
+            Ps = As @ V[:, : cuts[-1]]
+            E = As.copy()
+            prev = 0
+            smax = []
+            for c in cuts:
+                E -= Ps[:, prev:c] @ V[:, prev:c].T
+                prev = c
+                smax.append(float(np.abs(E).sum(axis=1).max()))
+            del E, Ps, As
+        cand = {}
+        for e in todo:
+            target = eps_list[e] * (1 - 1e-9) - 1e-14
+            ok = [i for i in range(floor[e], len(cuts)) if smax[i] <= target]
+            if ok:
+                cand[e] = ok[0]
+            else:
+                floor[e] = len(cuts)
+        if not cand:
+            break
+        i_lo, i_top = min(cand.values()), max(cand.values())
+        ktop = cuts[i_top]
+        Vt = V[:, :ktop]
+        if absR1 is None or absR1.shape[0] < ktop:  # |R| 1 = column sums of |V|, 256 columns at a time
+            absR1 = np.concatenate([np.abs(V[:, j:min(ktop, j + 256)]).sum(axis=0)
+                                    for j in range(0, ktop, 256)]) * (1 + gamma(m + 2))
+        Lfac = np.empty((n, ktop))
+        checked = sorted(set(cand.values()))
+        errs = {i: np.empty(n) for i in checked}
+        margs = {i: np.empty(n) for i in checked}
+        gam = gamma(ktop + m + 2)
+        for s in range(0, n, block):
+            sl = slice(s, min(n, s + block))
+            Ab = rows(sl)
+            P = Ab @ Vt
+            Lfac[sl] = P
+            absA = np.abs(Ab).sum(axis=1)
+            E = Ab - P[:, : cuts[i_lo]] @ V[:, : cuts[i_lo]].T
+            prev = cuts[i_lo]
+            absP = np.abs(P)
+            for i in checked:
+                c = cuts[i]
+                if c > prev:
+                    E -= P[:, prev:c] @ V[:, prev:c].T
+                    prev = c
+                errs[i][sl] = np.abs(E).sum(axis=1)
+                margs[i][sl] = gam * (absA + absP[:, :c] @ absR1[:c]) * (1 + 4 * gamma(m + 2))
+            del Ab, P, E, absP
+        for e in list(cand):
+            tol = eps_list[e]
+            passing = [i for i in checked if i >= cand[e] and bool(np.all(errs[i] + margs[i] <= tol))]
+            if passing:
+                i = passing[0]
+                results[e] = (cuts[i], Lfac if cuts[i] == ktop else Lfac[:, : cuts[i]])
+            else:
+                i = cand[e]
+                floor[e] = i + 1
+                bad = np.argsort(-(errs[i] + margs[i]))[:32]
+                sample_idx = np.union1d(sample_idx, bad)
+        del errs, margs
+    return results
+
+
+def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
+    return [basis.dimension(L) for L in range(L_max + 1)]
+
+
+def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
+                    block: int = 512, L_cap: int = 400):
+    r"""Harmonic certificates of the smallest degree found, one per eps (shared passes).
+
+    The degree is grown until the sample rows meet the smallest eps at some degree, then
+    :func:`nested_projection_search` certifies. Returns a list of
+    :class:`~attnrank_lite.engine.certificates.SubspaceCertificate` (or ``None``) with ``source``
+    ``"harmonic degree L"`` and an added attribute ``degree``.
+    """
+    from .certificates import SubspaceCertificate
+
+    eps_list = [float(e) for e in eps_values]
+    m = basis.m
+    sample_idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    As = rows(sample_idx)
+    target = min(eps_list) * (1 - 1e-9) - 1e-14
+    # grow the degree until the sample meets the smallest eps (incremental residual)
+    L = 0
+    E = As - (As @ basis.columns(0)) @ basis.columns(0).T
+    prev = basis.dimension(0)
+    errs = {prev: float(np.abs(E).sum(axis=1).max())}
+    L_max = None
+    while True:
+        if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
+            L_max = min(L_cap, L + 1)  # one degree of headroom for the full check
+        if L_max is not None and L >= L_max:
+            break
+        L += 1
+        c = basis.dimension(L)
+        if c > prev:
+            Vn = basis._buf[:, prev:c]
+            E -= (As @ Vn) @ Vn.T
+            prev = c
+        errs[prev] = float(np.abs(E).sum(axis=1).max())
+    del E, As
+    while True:
+        cuts = _degree_cuts(basis, L_max)
+        found = nested_projection_search(rows, n, m, basis.columns(L_max), cuts, eps_list, lo=lo,
+                                         sample=sample, block=block, initial_sample_errors=errs)
+        if all(f is not None for f in found) or L_max >= L_cap or cuts[-1] >= m:
+            break
+        L_max = min(L_cap, L_max + 2)  # rare: the full check failed at every cut; more degrees
+        errs = None
+    out = []
+    for res in found:
+        if res is None:
+            out.append(None)
+            continue
+        k, Lfac = res
+        deg = cuts.index(k)
+        # R is a view of the basis (no copy): the basis is only ever appended to
+        cert = SubspaceCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}")
+        cert.degree = deg
+        out.append(cert)
+    return out
+
+
+def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | None = None,
+                         log_weights=None):
+    r"""Harmonic upper certificate for a stored ``A`` whose keys (columns) are the points ``K``.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    K : array_like, shape (m, d)
+        The keys, on the unit sphere.
+    eps : float
+    lo : int
+        A rank known to fail (``lower - 1``).
+    basis : HarmonicBasis, optional
+        Reuse a basis of the same keys.
+
+    Returns
+    -------
+    SubspaceCertificate or None
+        ``B = (A V)(V^T)`` with ``source = "harmonic degree L"``; ``None`` when no degree up to
+        the basis saturation meets ``eps``.
+    """
+    A = real_matrix("A", A)
+    basis = HarmonicBasis(K, log_weights) if basis is None else basis
+    if basis.m != A.shape[1]:
+        raise ValueError(f"K has {basis.m} keys but A has {A.shape[1]} columns")
+    return harmonic_search(lambda idx: A[idx], A.shape[0], basis, [eps], lo=lo)[0]
+

@@ -1,0 +1,195 @@
+"""Searches that produce lower certificates (the book's :ref:`prop-certificate-chain`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .certificates import (
+    ClusterMassCertificate,
+    FrobeniusTailCertificate,
+    NormCertificate,
+    frobenius_budget,
+    frobenius_tail_bounds,
+)
+from .checks import (
+    eps_value,
+    gamma,
+    index_array,
+    real_matrix,
+)
+from .norms import row_l1_blockwise
+
+__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
+
+
+def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64) -> np.ndarray:
+    """Smallest number of a row's largest entries whose sum exceeds its threshold (m + 1 if none).
+
+    Each row block first looks at its ``top`` largest entries only (a partition, O(m) per row);
+    rows whose threshold is not reached there fall back to a full sort. The values summed, and
+    their order, are those of the full descending sort, so the result is the same.
+    """
+    n, m = A.shape
+    core = np.full(n, m + 1, dtype=np.int64)
+    t = min(m, top)
+    for s in range(0, n, block):
+        e = slice(s, min(n, s + block))
+        blk = A[e]
+        if t < m:
+            part = -np.partition(-blk, t - 1, axis=1)[:, :t]
+            srt = -np.sort(-part, axis=1)
+        else:
+            srt = -np.sort(-blk, axis=1)
+        csum = np.cumsum(srt, axis=1)
+        hit = csum > thresholds[e, None]
+        ok = hit.any(axis=1)
+        core[e] = np.where(ok, hit.argmax(axis=1) + 1, m + 1)
+        rest = np.flatnonzero(~ok) if t < m else np.array([], dtype=np.int64)
+        if rest.size:
+            full = -np.sort(-blk[rest], axis=1)
+            hit = np.cumsum(full, axis=1) > thresholds[e][rest, None]
+            core[s + rest] = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, m + 1)
+    return core
+
+
+def _largest_free_group(a: np.ndarray, used: np.ndarray, thr: float, top: int = 64):
+    """Indices of the fewest largest entries of ``a`` outside ``used`` whose sum exceeds ``thr``.
+
+    Returns ``None`` when even all free entries do not exceed ``thr``. Looks at the ``top``
+    largest free entries first (O(m)), sorting the whole free part only when needed.
+    """
+    free = np.flatnonzero(~used)
+    if free.size == 0:
+        return None
+    vals = a[free]
+    t = min(free.size, top)
+    if t < free.size:
+        cand = np.argpartition(-vals, t - 1)[:t]
+        cand = cand[np.argsort(-vals[cand], kind="stable")]
+        csum = np.cumsum(vals[cand])
+        j = int(np.searchsorted(csum, thr, side="right"))
+        if j < cand.size:
+            return free[cand[: j + 1]]
+    if vals.sum() <= thr:
+        return None
+    idx = np.argsort(-vals, kind="stable")
+    csum = np.cumsum(vals[idx])
+    j = int(np.searchsorted(csum, thr, side="right"))
+    return free[idx[: j + 1]] if j < idx.size else None
+
+
+def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCertificate:
+    r"""Greedy cluster-mass certificate (:ref:`prop-cluster-mass`) for a non-negative matrix.
+
+    A row of (non-negative) mass :math:`s_i` that puts more than :math:`(s_i+\varepsilon)/2`
+    on a private key group satisfies the cluster-mass condition whatever the other groups are.
+    Rows are visited by increasing core size (the fewest largest entries exceeding the
+    threshold). A first pass accepts rows whose core is still entirely unused; a second pass
+    lets every other row build a group from its largest still-unused keys.
+    Cost :math:`O(nm\log m)` time, :math:`O(\text{block}\cdot m)` extra memory.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+        Non-negative (e.g. attention) matrix.
+    eps : float
+        Target error, ``0 <= eps``; for ``eps >= 1`` the certificate is empty.
+
+    Returns
+    -------
+    ClusterMassCertificate
+        Verified on ``A`` (rows failing the exact check are dropped).
+    """
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    n, m = A.shape
+    if eps >= 1 or n == 0 or m == 0 or (A < 0).any():
+        return ClusterMassCertificate()
+    rowsum = A.sum(axis=1)
+    margin = 8 * gamma(m + 2) * (rowsum + 1.0) + 1e-13
+    thr = (rowsum + eps) / 2 + margin
+    # rows heavier than 1 + ... need |1 - M_aa| too: require M_aa <= 1 region via exact check below
+    core = _core_sizes(A, thr, block)
+    order = np.argsort(core, kind="stable")
+    order = order[core[order] <= m]
+    used = np.zeros(m, dtype=bool)
+    chosen = np.zeros(n, dtype=bool)
+    rows, groups = [], []
+
+    def accept(i, g):
+        rows.append(int(i))
+        groups.append(np.sort(g).tolist())
+        used[g] = True
+        chosen[i] = True
+
+    # pass 1: rows whose own core (largest entries) is still entirely free: packs cores tightly
+    for i in order:
+        c = int(core[i])
+        g = np.argpartition(-A[i], c - 1)[:c] if c < m else np.arange(m)
+        if not used[g].any() and A[i, g].sum() > thr[i]:
+            accept(i, g)
+    # pass 2: the remaining rows build a group from the largest still-unused keys
+    for i in order:
+        if chosen[i]:
+            continue
+        g = _largest_free_group(A[i], used, thr[i])
+        if g is not None:
+            accept(i, g)
+    cert = ClusterMassCertificate(rows=rows, groups=groups)
+    # exact check; dropping a failing row only lowers the others' off-diagonal mass
+    while cert.rank and not cert.verify(A, eps):
+        bad = cert.defects(A) >= 1 - eps - cert.margins(A)
+        if not bad.any():
+            bad[np.argmax(cert.defects(A))] = True
+        keep = ~bad
+        cert = ClusterMassCertificate(
+            rows=[r for r, k in zip(cert.rows, keep) if k],
+            groups=[g for g, k in zip(cert.groups, keep) if k],
+        )
+    return cert
+
+
+def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None,
+                               tails=None) -> FrobeniusTailCertificate:
+    r"""Frobenius-tail certificate (:ref:`prop-frobenius-tail`) for ``S = A[rows][:, cols]``.
+
+    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l(S)^2 \le |S|\varepsilon^2\}
+
+    The tails are the proven lower bounds of
+    :func:`attnrank_lite.engine.certificates.frobenius_tail_bounds` (the same computation ``verify``
+    runs), so the claimed rank verifies.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    svd : tuple ``(U, s, Vt)``, optional
+        Thin SVD of the submatrix if already computed (e.g. the dense SVD of ``A``). Never pass
+        a randomized (Ritz) approximation: it would be checked, but would certify little.
+    rows, cols : array_like of int, optional
+        Submatrix (``None`` = all), distinct indices.
+    tails : ndarray, optional
+        ``frobenius_tail_bounds(S, svd)`` if already computed (several ``eps``, one submatrix).
+    """
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    rows = None if rows is None else index_array("rows", rows, A.shape[0])
+    cols = None if cols is None else index_array("cols", cols, A.shape[1])
+    S = A if rows is None else A[rows]
+    S = S if cols is None else S[:, cols]
+    budget = frobenius_budget(S.shape[0], eps)
+    if svd is None and tails is None and float(np.einsum("ij,ij->", S, S)) <= budget:
+        # the whole Frobenius mass (= the tail after k = 0) already fits: no SVD needed
+        return FrobeniusTailCertificate(rank=0)
+    t = frobenius_tail_bounds(S, svd=svd) if tails is None else np.asarray(tails)
+    k = int(np.argmax(t <= budget))  # t[-1] <= 0 <= budget: always found
+    return FrobeniusTailCertificate(rank=k, rows=rows, cols=cols)
+
+
+def norm_lower_bound(A, eps: float) -> NormCertificate:
+    """``rank_eps(A) >= 1`` when some row has l1 mass above ``eps`` (else a rank-0 certificate)."""
+    A = real_matrix("A", A)
+    if A.size == 0:
+        return NormCertificate(rank=0)
+    i = int(row_l1_blockwise(A).argmax())
+    cert = NormCertificate(rank=1, row=i)
+    return cert if cert.verify(A, eps) else NormCertificate(rank=0)

@@ -1,0 +1,301 @@
+r"""Neumann (inverse-norm) lower certificates (the book's :ref:`prop-neumann-lower`).
+
+Rows :math:`S = (i_1..i_p)` and pairwise disjoint key groups :math:`G_1..G_p` define the
+aggregation :math:`G \in \{0,1\}^{m\times p}` (:math:`G_{jb} = 1` iff :math:`j \in G_b`), with
+:math:`\|G\|_{\infty\to\infty} \le 1`, and the :math:`p\times p` matrix :math:`M = A_S G`,
+:math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`. If
+
+.. math:: \|M^{-1}\|_{\infty\to\infty}\,\varepsilon < 1
+
+then :math:`\mathrm{rank}_\varepsilon(A) \ge p`: for any ``B`` with :math:`\|A - B\| \le
+\varepsilon`, :math:`\|(A - B)_S G\| \le \varepsilon`, so :math:`B_S G = M(I - M^{-1}(A-B)_S G)` is
+invertible (Neumann series) and :math:`\operatorname{rank} B \ge p`. The cluster-mass condition
+:math:`\|I - M\| < 1 - \varepsilon` is the special case: it gives
+:math:`\|M^{-1}\| \le 1/(1 - \|I - M\|) < 1/\varepsilon`.
+
+Verification is rigorous: with an approximate inverse ``X`` of the computed ``M``,
+:math:`\|M^{-1}\| \le \|X\| / (1 - \delta)` whenever :math:`\|I - XM\| \le \delta < 1`, and
+:math:`\delta` bounds the computed residual plus every rounding (Higham's :math:`\gamma_k`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .certificates import ClusterMassCertificate
+from .checks import (
+    eps_value,
+    gamma,
+    index_array,
+    parse_stored,
+    real_matrix,
+)
+
+__all__ = ["NeumannCertificate", "neumann_lower_bound", "neumann_search", "inverse_norm_bound",
+           "farthest_point_order", "attention_farthest_order"]
+
+
+def inverse_norm_bound(M: np.ndarray, row_mass: np.ndarray, m: int) -> float:
+    r"""Rigorous upper bound on :math:`\|M_\mathrm{exact}^{-1}\|_{\infty\to\infty}` (``inf`` if none).
+
+    ``M`` is the computed aggregate; the exact one (sums of the stored entries of ``A``) differs
+    by :math:`\|\Delta M\|_\infty \le \gamma_m \max_a s_a`, with ``row_mass`` :math:`s_a =
+    \sum_j |A_{i_a j}|` (any summation order, disjoint groups). With ``X = inv(M)``:
+
+    .. math:: \|I - X M_\mathrm{exact}\| \le \|\mathrm{fl}(I - XM)\| + \gamma_{p+1}\,\|I + |X||M|\|
+              + \|X\|\,\|\Delta M\| =: \delta,
+
+    and :math:`\|M_\mathrm{exact}^{-1}\| \le \|X\|/(1-\delta)` when :math:`\delta < 1`. Every norm of a
+    non-negative matrix is rounded up by the factor :math:`1 + 2\gamma_{p+2}`, which covers the
+    rounding of its own row sums.
+    """
+    p = M.shape[0]
+    if p == 0:
+        return 0.0
+    if not np.isfinite(M).all():
+        return float("inf")
+    try:
+        with np.errstate(all="ignore"):
+            X = np.linalg.inv(M)
+    except np.linalg.LinAlgError:
+        return float("inf")
+    if not np.isfinite(X).all():
+        return float("inf")
+    up = 1.0 + 2.0 * gamma(p + 2)
+    absX = np.abs(X)
+    with np.errstate(all="ignore"):
+        R = np.eye(p) - X @ M
+        res = float(np.abs(R).sum(axis=1).max()) * up
+        rnd = gamma(p + 1) * float((1.0 + (absX @ np.abs(M)).sum(axis=1)).max()) * up
+        xn = float(absX.sum(axis=1).max()) * up
+        dM = gamma(m + 2) * float(np.max(row_mass)) * up
+        delta = (res + rnd + xn * dM) * up
+    if not np.isfinite(delta) or not delta < 1:
+        return float("inf")
+    return xn / (1.0 - delta) * up
+
+
+def _aggregate(rows_of, S: np.ndarray, labels: np.ndarray, p: int, block: int = 256):
+    """``M = A_S G`` for key labels (``-1``: key in no group) and the row masses, in row blocks."""
+    keys = np.flatnonzero(labels >= 0)
+    order = keys[np.argsort(labels[keys], kind="stable")]
+    lab = labels[order]
+    starts = np.searchsorted(lab, np.arange(p))
+    M = np.zeros((S.size, p))
+    mass = np.empty(S.size)
+    for s in range(0, S.size, block):
+        R = rows_of(S[s:s + block])
+        mass[s:s + block] = np.abs(R).sum(axis=1)
+        if order.size:
+            M[s:s + block] = np.add.reduceat(R[:, order], starts, axis=1)
+    return M, mass
+
+
+@dataclass
+class NeumannCertificate(ClusterMassCertificate):
+    r"""Neumann lower certificate: ``rank_eps(A) >= len(rows)`` when :math:`\|M^{-1}\|\varepsilon < 1`.
+
+    Same stored data as :class:`~attnrank_lite.engine.certificates.ClusterMassCertificate` (rows and
+    pairwise disjoint, non-empty key groups), weaker condition (see the module docstring).
+
+    Attributes
+    ----------
+    rows : list of int, length p
+    groups : list of list of int, length p
+    """
+
+    kind: str = "neumann"  # rows and groups are the inherited fields
+
+    def _parse_neumann(self, n: int, m: int):
+        rows = index_array("rows", self.rows, n)
+        if not isinstance(self.groups, (list, tuple)):
+            raise ValueError("groups must be a list of index sequences")
+        groups = [index_array(f"groups[{b}]", g, m) for b, g in enumerate(self.groups)]
+        if len(groups) != rows.size:
+            raise ValueError(f"{rows.size} rows but {len(groups)} groups")
+        if any(g.size == 0 for g in groups):
+            raise ValueError("key groups must be non-empty")
+        flat = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+        if np.unique(flat).size != flat.size:
+            raise ValueError("key groups must be pairwise disjoint")
+        labels = np.full(m, -1, dtype=np.int64)
+        for b, g in enumerate(groups):
+            labels[g] = b
+        return rows, labels
+
+    def inverse_norm_bound(self, A) -> float:
+        r"""Rigorous upper bound on :math:`\|M^{-1}\|_{\infty\to\infty}` for ``M = A_S G``
+        (``inf`` when none can be certified or the stored data are malformed)."""
+        A = real_matrix("A", A)
+        parsed = parse_stored(self._parse_neumann, *A.shape)
+        if parsed is None:
+            return float("inf")
+        rows, labels = parsed
+        return _bound_from_rows(lambda idx: A[idx], rows, labels, A.shape[1])
+
+    def verify(self, A, eps: float) -> bool:
+        """Recheck ``rank_eps(A) >= len(rows)`` from the stored rows and groups alone.
+
+        ``A`` must be a finite real matrix and ``eps`` a finite number ``>= 0`` (else an error
+        naming the argument); malformed stored data give ``False``.
+        """
+        A = real_matrix("A", A)
+        eps = eps_value(eps)
+        parsed = parse_stored(self._parse_neumann, *A.shape)
+        if parsed is None:
+            return False
+        rows, labels = parsed
+        if rows.size == 0:
+            return True
+        return _condition(_bound_from_rows(lambda idx: A[idx], rows, labels, A.shape[1]), eps)
+
+
+def _bound_from_rows(rows_of, rows: np.ndarray, labels: np.ndarray, m: int) -> float:
+    M, mass = _aggregate(rows_of, rows, labels, rows.size)
+    return inverse_norm_bound(M, mass, m)
+
+
+def _condition(bound: float, eps: float) -> bool:
+    return bool(bound * eps * (1.0 + 1e-12) < 1.0)
+
+
+def farthest_point_order(P, count: int, start: int = 0) -> np.ndarray:
+    """The first ``count`` indices of a farthest-point ordering of the rows of ``P`` (from ``start``)."""
+    P = np.asarray(P, dtype=np.float64)
+    n = P.shape[0]
+    count = min(int(count), n)
+    order = np.empty(count, dtype=np.int64)
+    dist = np.full(n, np.inf)
+    i = int(start)
+    for t in range(count):
+        order[t] = i
+        np.minimum(dist, ((P - P[i]) ** 2).sum(axis=1), out=dist)
+        i = int(np.argmax(dist))
+    return order
+
+
+def attention_farthest_order(rows_of, n: int, count: int, start: int = 0) -> np.ndarray:
+    r"""Farthest-point ordering for a square attention matrix without points.
+
+    The next row is the token least attended by every chosen row:
+    :math:`\arg\min_i \max_{a} A_{i_a i}` (row and column ``i`` are the same token).
+    """
+    count = min(int(count), n)
+    order = np.empty(count, dtype=np.int64)
+    cover = np.full(n, -np.inf)
+    i = int(start)
+    for t in range(count):
+        order[t] = i
+        np.maximum(cover, rows_of(np.array([i]))[0], out=cover)
+        cover[order[: t + 1]] = np.inf
+        i = int(np.argmin(cover))
+    return order
+
+
+def _voronoi_labels(rows_of, S: np.ndarray, m: int, block: int = 256) -> np.ndarray:
+    """Key ``j`` goes to the selected row that attends to it most (``argmax_a A_{i_a j}``)."""
+    best = np.full(m, -np.inf)
+    lab = np.zeros(m, dtype=np.int64)
+    for s in range(0, S.size, block):
+        R = rows_of(S[s:s + block])
+        arg = R.argmax(axis=0)
+        val = R[arg, np.arange(m)]
+        upd = val > best
+        best[upd] = val[upd]
+        lab[upd] = arg[upd] + s
+    return lab
+
+
+def _try(rows_of, S: np.ndarray, m: int, eps: float):
+    """Neumann certificate on the centres ``S`` with Voronoi groups (``None`` if it fails)."""
+    lab = _voronoi_labels(rows_of, S, m)
+    used = np.bincount(lab, minlength=S.size) > 0
+    if not used.all():  # a centre with an empty cell: drop it
+        keep = np.flatnonzero(used)
+        remap = np.full(S.size, -1)
+        remap[keep] = np.arange(keep.size)
+        S, lab = S[keep], remap[lab]
+    if not _condition(_bound_from_rows(rows_of, S, lab, m), eps):
+        return None
+    groups = [[] for _ in range(S.size)]
+    for j, b in enumerate(lab.tolist()):
+        groups[b].append(j)
+    return NeumannCertificate(rows=S.tolist(), groups=groups)
+
+
+def neumann_search(rows_of, n: int, m: int, eps: float, order: np.ndarray, lo: int = 0):
+    r"""Largest ``p`` found (doubling, then bisection) whose first ``p`` centres of ``order`` with
+    Voronoi key groups give a Neumann certificate. Bisection keeps a verified certificate, not
+    always the largest ``p`` (the condition is not monotone in ``p``).
+
+    Returns
+    -------
+    NeumannCertificate
+        Possibly empty (rank 0).
+    """
+    best = NeumannCertificate()
+    if eps >= 1 or n == 0 or m == 0 or order.size == 0:
+        return best
+    pmax = order.size
+    p = max(2, min(pmax, max(lo, 1)))
+    hi = None
+    while True:
+        c = _try(rows_of, order[:p], m, eps)
+        if c is not None and c.rank >= best.rank:
+            best = c
+            if p == pmax:
+                break
+            p = min(pmax, 2 * p)
+        else:
+            hi = p
+            break
+    lo_p = max(best.rank, 1)
+    if hi is not None:
+        while hi - lo_p > 1:
+            mid = (lo_p + hi) // 2
+            c = _try(rows_of, order[:mid], m, eps)
+            if c is not None:
+                if c.rank > best.rank:
+                    best = c
+                lo_p = mid
+            else:
+                hi = mid
+    return best
+
+
+def neumann_lower_bound(A, eps: float, points=None, max_rows: int | None = None) -> NeumannCertificate:
+    r"""Neumann certificate for a stored matrix: farthest-point centres and Voronoi key groups.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    points : array_like, shape (n, d), optional
+        The queries (rows) as points: centres are their farthest-point ordering. Without points
+        a square ``A`` uses :func:`attention_farthest_order`; a non-square one gets rank 0.
+    max_rows : int, optional
+        Largest ``p`` tried (default ``min(n, m)``).
+
+    Returns
+    -------
+    NeumannCertificate
+        Verified on ``A`` (rank 0 if nothing was found).
+    """
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    n, m = A.shape
+    cap = min(n, m) if max_rows is None else min(n, m, int(max_rows))
+    if eps >= 1 or cap == 0 or (A < 0).any():
+        return NeumannCertificate()
+    rows_of = lambda idx: A[idx]  # noqa: E731
+    if points is not None:
+        P = real_matrix("points", points)
+        if P.shape[0] != n:
+            raise ValueError(f"points has {P.shape[0]} rows but A has {n}")
+        order = farthest_point_order(P, cap)
+    elif n == m:
+        order = attention_farthest_order(rows_of, n, cap)
+    else:
+        return NeumannCertificate()
+    return neumann_search(rows_of, n, m, eps, order)

@@ -1,0 +1,222 @@
+r"""Bracket sweeps for the geometric laws (chapters 2 and 3): instances, brackets, slopes.
+
+Every number produced here is a certified bracket from :func:`attnrank_lite.engine.bracket.rank_brackets`,
+re-verified on its matrix (column ``verified``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..engine.attention import softmax_attention
+from ..engine.bracket import rank_brackets
+from ..engine.progress import progress
+from .fitting import fit_loglog_slope
+from .geometry import (
+    circle_points,
+    clustered_sphere,
+    fibonacci_sphere,
+    gaussian_ball,
+    log_effective_token_count,
+    random_sphere,
+    separated_packing,
+)
+
+__all__ = [
+    "ball_instance",
+    "bracket_rows",
+    "bracket_sweep",
+    "configuration_sweep",
+    "slope_table",
+    "point_sweep",
+    "sphere_configuration",
+    "spherical_instance",
+]
+
+CONFIGURATIONS = ("well-spread", "packing", "random", "clustered")
+
+
+def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray:
+    r"""A configuration of about ``n`` points on :math:`S^{d-1}`.
+
+    ``well-spread``: equispaced circle (d = 2), Fibonacci sphere (d = 3), or a separated
+    packing (d >= 4, spacing set from the volume ratio so that the count is near ``n``).
+    ``packing``: greedy maximal separated packing (any d), same spacing rule.
+    ``random``: uniform. ``clustered``: 8 clusters of angular spread 0.15.
+
+    Returns
+    -------
+    X : ndarray, shape (n', d)
+        ``n' = n`` except for packings (whose size is set by the spacing).
+    """
+    if kind not in CONFIGURATIONS:
+        raise ValueError(f"unknown configuration {kind!r}; allowed: {', '.join(CONFIGURATIONS)}")
+    if kind == "well-spread" and d == 2:
+        return circle_points(n)
+    if kind == "well-spread" and d == 3:
+        return fibonacci_sphere(n)
+    if kind in ("well-spread", "packing"):
+        from math import gamma, pi
+
+        from .geometry import sphere_area
+
+        # n caps of chordal radius delta/2 cover a fraction ~0.7 of the sphere (greedy packing)
+        area = sphere_area(d)
+        ball = pi ** ((d - 1) / 2) / gamma((d + 1) / 2)
+        delta = 2 * (0.7 * area / (n * ball)) ** (1 / (d - 1))
+        return separated_packing(d, min(delta, 2.0), seed=seed)
+    if kind == "random":
+        return random_sphere(n, d, seed=seed)
+    return clustered_sphere(n, d, clusters=8, spread=0.15, seed=seed)
+
+
+def spherical_instance(X: np.ndarray, beta: float) -> np.ndarray:
+    r"""Spherical self-attention :math:`A = \mathrm{rowsoftmax}(\beta XX^\top)`, shape (n, n)."""
+    return softmax_attention(X, X, beta)
+
+
+def ball_instance(d: int, beta: float, spacing_factor: float, weighted: bool = True):
+    r"""Gaussian-ball instance: ``(A, n_grid, log n_eff)``.
+
+    ``weighted=True`` uses the Gaussian key log-weights (A is the row-normalised Gaussian kernel
+    :math:`e^{-\beta|x_i-x_j|^2/2}`); ``weighted=False`` the same grid with uniform multiplicities.
+    """
+    X, lw = gaussian_ball(d, beta, spacing_factor=spacing_factor)
+    A = softmax_attention(X, X, beta, lw if weighted else None)
+    return A, X.shape[0], (log_effective_token_count(lw) if weighted else float(np.log(X.shape[0])))
+
+
+def bracket_rows(A: np.ndarray, eps_values, points=None, **info) -> list[dict]:
+    """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows.
+
+    ``points`` (the queries = keys as points) adds the Neumann lower and harmonic upper
+    families (:func:`attnrank_lite.engine.bracket.rank_brackets`). No timings: the same parameters give
+    byte-identical tables (chapter times are in the run record; engine speed is measured in
+    ``benchmarks/``).
+    """
+    return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
+             "lower_kind": b.lower_kind, "upper_source": b.upper_certificate.source,
+             "verified": bool(b.verify(A, b.eps))}
+            for b in rank_brackets(A, eps_values, points=points)]
+
+
+def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd=False,
+                **info) -> pd.DataFrame:
+    r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
+    from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).
+
+    One :class:`~attnrank_lite.engine.harmonic.HarmonicBasis` serves every ``beta``. Column
+    ``verified``: the certificates were verified on the row blocks generated from the points
+    (always) and, when ``n <= verify_dense_limit``, rechecked by ``verify`` on the materialised
+    matrix; that matrix also feeds the greedy cluster-mass search, whose certificate replaces
+    the Neumann one when it is larger (dense packings at high beta). ``degree`` is the
+    harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
+    family).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
+        upper_source, degree, verified.
+    """
+    from ..engine.harmonic import HarmonicBasis
+    from ..engine.streaming import point_brackets
+
+    X = np.asarray(X, dtype=np.float64)
+    basis = HarmonicBasis(X)
+    rows = []
+    for beta in progress(list(betas), desc=desc or "beta"):
+        bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd)
+        A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
+        if A is not None:  # the matrix is there anyway: the greedy cluster-mass search joins the best-of
+            from ..engine.lower import cluster_mass_lower_bound
+
+            for b in bs:
+                cm = cluster_mass_lower_bound(A, b.eps)
+                if cm.rank > b.lower:
+                    b.lower_certificate = cm
+        for b in bs:
+            rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
+                         "upper": b.upper, "lower_kind": b.lower_kind,
+                         "upper_source": b.upper_certificate.source,
+                         "degree": getattr(b.upper_certificate, "degree", None),
+                         "verified": True if A is None else bool(b.verify(A, b.eps))})
+        del A, bs  # free the factors before the next beta (they can be GBs at n = 20,000)
+    return pd.DataFrame(rows)
+
+
+def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
+                  **info) -> pd.DataFrame:
+    """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
+
+    Parameters
+    ----------
+    make : callable
+        ``make(v) -> A`` (an ndarray) or ``(A, extra_dict)``.
+    values : sequence
+    eps_values : sequence of float
+    key : str
+        Column name for ``v``.
+    points : array_like, optional
+        The points of every instance (rows of ``A``; self-attention keys on the sphere): adds
+        the Neumann lower and harmonic upper families.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (value, eps): ``key``, info columns, n, eps, lower, upper, lower_kind,
+        upper_source, verified.
+    """
+    rows = []
+    for v in progress(list(values), desc=desc or key):
+        out = make(v)
+        A, extra = (out if isinstance(out, tuple) else (out, {}))
+        rows += bracket_rows(A, eps_values, points=points, **{key: v}, **info, **extra)
+        del A
+    return pd.DataFrame(rows)
+
+
+def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
+                reference: float | None = None) -> pd.DataFrame:
+    """Fitted log-log slopes of the lower and upper ends against ``key``, per group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: the ``by`` columns, end ("lower"/"upper"), slope, ci_low, ci_high, points,
+        key range, and ``reference`` (the law's exponent) when given.
+    """
+    out = []
+    for keys, g in df.groupby(list(by)):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        g = g.sort_values(key)
+        for end in ("lower", "upper"):
+            ok = g[end] > 0
+            fit = fit_loglog_slope(g.loc[ok, key], g.loc[ok, end], level=level)
+            row = dict(zip(by, keys))
+            row.update(end=end, slope=fit.slope, ci_low=fit.ci_low, ci_high=fit.ci_high,
+                       points=fit.npoints, **{f"{key}_min": g[key].min(), f"{key}_max": g[key].max()})
+            if reference is not None:
+                row["reference"] = reference
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
+                        kinds=CONFIGURATIONS) -> pd.DataFrame:
+    """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
+
+    Every kind gets the same engine: :func:`bracket_sweep` with ``points=X`` (geometric
+    certificates in the best-of next to the dense ones).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
+    """
+    parts = []
+    for kind in kinds:
+        X = sphere_configuration(kind, n, d, seed=seed)
+        parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
+                                   eps_values, desc=kind, points=X, configuration=kind))
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,91 @@
+"""Progress bars: visible on a terminal, never in an executed notebook (so never in the website).
+
+The terminal is a real pseudo-terminal (``os.openpty``); the notebook is executed by a real
+Jupyter kernel (nbclient), as papermill does for the command line and the website build.
+"""
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from attnrank_lite.engine import progress as prog
+
+
+def _read_all(fd: int, wait: float = 2.0) -> str:
+    out, deadline = b"", time.time() + wait
+    while time.time() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif out:
+            break
+    return out.decode(errors="replace")
+
+
+@pytest.fixture
+def pty_device():
+    master, slave = os.openpty()
+    try:
+        yield master, os.ttyname(slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_bars_off_without_terminal_and_when_forced_off(monkeypatch):
+    monkeypatch.delenv("ATTNRANK_PROGRESS_TTY", raising=False)
+    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")
+    items = [1, 2, 3]
+    assert prog.progress(items, desc="x") is items
+    monkeypatch.delenv("ATTNRANK_PROGRESS")
+    if not sys.stderr.isatty():  # pytest captures stderr: not a terminal
+        assert prog.progress(items) is items
+
+
+def test_bars_drawn_on_the_terminal_device(monkeypatch, pty_device):
+    master, tty = pty_device
+    monkeypatch.setenv("ATTNRANK_PROGRESS_TTY", tty)
+    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")  # the device wins: it never reaches a notebook
+    assert list(prog.progress(range(40), desc="sweep-bar")) == list(range(40))
+    text = _read_all(master)
+    assert "sweep-bar" in text and "/40" in text
+
+
+def test_terminal_device_of_a_pty(pty_device):
+    master, tty = pty_device
+    with open(tty, "w") as fh:
+        assert prog.terminal_device(fh) == tty
+    with open(os.devnull, "w") as fh:
+        assert prog.terminal_device(fh) is None
+
+
+def test_kernel_bars_reach_the_terminal_but_not_the_notebook(monkeypatch, pty_device):
+    """What `python -m attnrank_lite run` does on a terminal: the kernel inherits the device path."""
+    master, tty = pty_device
+    monkeypatch.setenv("ATTNRANK_PROGRESS_TTY", tty)
+    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from attnrank_lite.engine.progress import progress\n"
+        "total = sum(progress(range(25), desc='kernel-sweep'))\n"
+        "print(total)")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    texts = "".join(o.get("text", "") for o in outputs)
+    assert texts.strip() == "300"  # sum(range(25)): the loop ran in full
+    assert all(o.get("name") != "stderr" for o in outputs), outputs
+    assert "kernel-sweep" not in texts
+    term = _read_all(master, wait=5.0)
+    assert "kernel-sweep" in term and "/25" in term
