@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["SlopeFit", "fit_loglog_slope", "reference_line"]
+__all__ = ["SlopeFit", "fit_loglog_slope", "interval_text", "reference_line"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,28 @@ def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
     se = float(np.sqrt(s2 / sxx))
     t = float(stats.t.ppf(0.5 + level / 2, k - 2))
     return SlopeFit(slope, intercept, se, slope - t * se, slope + t * se, level, k)
+
+
+def interval_text(slope: float, low: float, high: float, digits: int = 2,
+                  max_digits: int = 6) -> str:
+    """``"0.50 [0.47, 0.53]"``: a slope and its interval with enough decimals to tell them apart.
+
+    Starts at ``digits`` decimals and adds one while two of the three printed numbers that
+    differ would print alike (a narrow interval such as 0.5203 [0.5198, 0.5209] prints as
+    ``"0.520 [0.520, 0.521]"`` would still merge; it becomes ``"0.5203 [0.5198, 0.5209]"``),
+    up to ``max_digits``. Infinite ends print as ``inf``.
+    """
+    vals = [float(slope), float(low), float(high)]
+    k = digits
+    while k < max_digits:
+        txt = [f"{v:.{k}f}" for v in vals]
+        clash = any(txt[i] == txt[j] and vals[i] != vals[j]
+                    for i in range(3) for j in range(i + 1, 3))
+        if not clash:
+            break
+        k += 1
+    a, b, c = (f"{v:.{k}f}" for v in vals)
+    return f"{a} [{b}, {c}]"
 
 
 def reference_line(x, slope: float, x0: float, y0: float) -> np.ndarray:

@@ -26,6 +26,8 @@ from ..engine.certificates import ClusterMassCertificate
 
 __all__ = [
     "bessel_bound_exponent",
+    "bessel_bound_tail",
+    "bessel_sum_degree",
     "cap_packing_certificate",
     "cap_radius_factor",
     "chebyshev_construction_errors",
@@ -34,6 +36,7 @@ __all__ = [
     "chebyshev_tail_bound",
     "gaussian_tail_moment",
     "normaliser_shares",
+    "price_of_proof",
     "proven_degree",
     "proven_lower_count",
     "regularity_constants",
@@ -118,6 +121,46 @@ def chebyshev_tail_bound(beta: float, L: int) -> float:
     :func:`chebyshev_tail` (``lem-chebyshev-exp``)."""
     beta, L = _beta(beta), _degree("L", L)
     return 4.0 * (1.0 + beta) * math.exp(-float(bessel_bound_exponent(beta, L + 1)))
+
+
+def bessel_bound_tail(beta: float, L: int) -> float:
+    r""":math:`2\sum_{k>L} e^{-k^2/(2\beta+k)}`: the Bessel inequality of ``lem-chebyshev-exp``
+    summed exactly, before the geometric-series step that gives :func:`chebyshev_tail_bound`.
+
+    It lies between the two: :func:`chebyshev_tail` ``<=`` this (term by term,
+    :math:`e^{-\beta}I_k(\beta)\le e^{-k^2/(2\beta+k)}`) ``<=`` :func:`chebyshev_tail_bound`
+    (the lemma's proof). Summed until the terms fall below :math:`10^{-18}` of the sum (past
+    :math:`k = 2\beta` each term is at most :math:`e^{-k/2}`, so the rest is negligible).
+    """
+    beta, L = _beta(beta), _degree("L", L)
+    total, k, chunk = 0.0, L + 1, 256
+    while True:
+        t = np.exp(-bessel_bound_exponent(beta, np.arange(k, k + chunk)))
+        total += float(t.sum())
+        if t[-1] <= 1e-18 * total or t[-1] == 0.0:
+            return 2.0 * total
+        k += chunk
+
+
+def bessel_sum_degree(beta: float, delta: float) -> int:
+    r"""The least L with :func:`bessel_bound_tail` ``<= delta``: the degree the Bessel
+    inequality gives when it is summed exactly instead of through the closed form
+    :math:`4(1+\beta)e^{-(L+1)^2/(2\beta+L+1)}` of :func:`proven_degree`.
+
+    It never exceeds :func:`proven_degree` and is never below the degree of the exact tail
+    (:func:`chebyshev_tail`), so it splits the price of the proof's degree into the Bessel
+    inequality (exact tail to this) and the summation step (this to ``proven_degree``).
+    """
+    beta = _beta(beta)
+    delta = float(delta)
+    if not np.isfinite(delta) or delta <= 0:
+        raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
+    hi = proven_degree(beta, delta)  # bessel_bound_tail(hi) <= closed form <= delta
+    lo = -1  # bessel_bound_tail is decreasing in L: bisect on (lo, hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if bessel_bound_tail(beta, mid) <= delta else (mid, hi)
+    return hi
 
 
 def proven_degree(beta: float, delta: float) -> int:
@@ -368,12 +411,14 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
 
     Per (beta, eps): the smallest normaliser share :math:`\mu_\min`; the proof's degree in
     closed form (``L_closed``, :func:`proven_degree` with :math:`\delta=\varepsilon\mu_\min`)
-    and with the exact Chebyshev tail (``L_tail``: least L with tail
+    with the Bessel inequality summed exactly (``L_bessel``, :func:`bessel_sum_degree`) and
+    with the exact Chebyshev tail (``L_tail``: least L with tail
     :math:`\le\varepsilon\mu_\min`); the least degree at which the proof's matrix
     :math:`B_L` actually has error ``<= eps`` (``L_construction``, -1 if none up to
     ``L_max``); and, with ``harmonic=True``, the degree of the harmonic upper certificate
     found by :func:`attnrank_lite.engine.harmonic.harmonic_upper_bound` on the materialised
-    :math:`A` (``L_harmonic``, -1 if none). Each ``N_*`` column is :math:`N(d,\le L)`.
+    :math:`A` (``L_harmonic``, -1 if none). Each ``N_*`` column is :math:`N(d,\le L)`, and each
+    ``bound_*`` column the theorem's rank bound :math:`\min\{n, N(d,\le L)\}`.
 
     Returns
     -------
@@ -395,24 +440,60 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
         A = softmax_attention(X, X, beta) if harmonic else None
         Ls = {e: (proven_degree(beta, e * mu),
                   _least(lambda L, e=e, b=beta, m=mu:
-                         chebyshev_tail(b, L) <= e * m))
+                         chebyshev_tail(b, L) <= e * m),
+                  bessel_sum_degree(beta, e * mu))
               for e in eps_values}
-        top = max(t for _, t in Ls.values()) if L_max is None else L_max
+        top = max(t for _, t, _ in Ls.values()) if L_max is None else L_max
         errs = chebyshev_construction_errors(X, beta, top)
         for e in eps_values:
             ok = np.flatnonzero(errs <= e)
             Lc = int(ok[0]) if ok.size else -1
             row = {"beta": float(beta), "eps": float(e), "n": X.shape[0],
-                   "mu_min": mu, "L_closed": Ls[e][0], "L_tail": Ls[e][1],
-                   "L_construction": Lc}
+                   "mu_min": mu, "L_closed": Ls[e][0], "L_bessel": Ls[e][2],
+                   "L_tail": Ls[e][1], "L_construction": Lc}
             if harmonic:
                 cert = harmonic_upper_bound(A, X, e, basis=basis)
                 row["L_harmonic"] = -1 if cert is None else int(cert.degree)
             for k in [c for c in row if c.startswith("L_")]:
                 row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
+            for k in [c for c in row if c.startswith("N_")]:
+                row["bound" + k[1:]] = (min(X.shape[0], row[k]) if row[k] >= 0
+                                        else -1)
             rows.append(row)
         del A
     return pd.DataFrame(rows)
+
+
+def price_of_proof(up) -> dict[str, str]:
+    r"""Where the degree of ``thm-sphere-upper`` goes, from :func:`upper_proof_table` (with
+    ``harmonic=True``), as strings for the page.
+
+    Keys: ``closed_bessel`` (``L_closed - L_bessel``: the geometric-series step and its
+    :math:`4(1+eta)`), ``bessel_tail`` (``L_bessel - L_tail``: the Bessel inequality),
+    ``tail_construction`` (``L_tail - L_construction``: the uniform accuracy
+    :math:`arepsilon\mu_\min`), ``construction_harmonic`` (``L_construction - L_harmonic``),
+    each ``"a to b"`` over the rows (``"a"`` when constant); ``ratio``: the theorem's rank bound
+    ``bound_closed`` over the harmonic certificate's rank ``N_harmonic``, ``"x to y"``;
+    ``at_n``: the rows where ``bound_closed`` is the trivial bound ``n``.
+    """
+    def span(v) -> str:
+        lo, hi = int(v.min()), int(v.max())
+        return f"{lo}" if lo == hi else f"{lo} to {hi}"
+
+    ok = up[up["L_harmonic"] >= 0]
+    ratio = (ok["bound_closed"] / ok["N_harmonic"]) if len(ok) else None
+    at_n = up[up["bound_closed"] >= up["n"]]
+    where = ", ".join(f"(β, ε) = ({r.beta:g}, {r.eps:g})" for r in at_n.itertuples())
+    return {
+        "closed_bessel": span(up["L_closed"] - up["L_bessel"]),
+        "bessel_tail": span(up["L_bessel"] - up["L_tail"]),
+        "tail_construction": span(up["L_tail"] - up["L_construction"]),
+        "construction_harmonic": span(ok["L_construction"] - ok["L_harmonic"])
+        if len(ok) else "n/a",
+        "ratio": f"{ratio.min():.2f} to {ratio.max():.2f}" if ratio is not None else "n/a",
+        "at_n": (f"{len(at_n)} of {len(up)} rows ({where})" if len(at_n)
+                 else f"none of the {len(up)} rows"),
+    }
 
 
 def _least(pred, start: int = 0, limit: int = 100_000) -> int:

@@ -93,3 +93,26 @@ def test_reference_between_ends():
     b = reference_between_ends(s)
     assert b.between.tolist() == [True, False]
     assert b.lower_slope.tolist() == [1.3, 1.6]
+
+
+def test_interval_text_adds_digits_only_when_needed():
+    from attnrank_lite.laws.fitting import interval_text
+    assert interval_text(0.9, 0.8, 1.05) == "0.90 [0.80, 1.05]"
+    # a narrow interval that two decimals would print as [0.52, 0.52]
+    assert interval_text(0.5203, 0.5198, 0.5209) == "0.5203 [0.5198, 0.5209]"
+    # an exact power law: all three equal, no extra digits
+    assert interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
+
+
+def test_width_trend_and_regularity_drift():
+    from attnrank_lite.laws.law_tables import regularity_drift, width_trend, width_trend_text
+    df = pd.DataFrame({"beta": [16.0, 16.0, 64.0, 64.0], "eps": [0.1, 0.25] * 2,
+                       "lower": [10, 8, 20, 0], "upper": [30, 16, 100, 50]})
+    t = width_trend([(3, df)])
+    # at beta = 16 the widths are 3 and 2; at 64 they are 5 and 50 (lower 0 counts as 1)
+    assert t.iloc[0].to_dict() == {"d": 3, "beta_first": 16.0, "width_first": 3.0,
+                                   "beta_last": 64.0, "width_last": 50.0}
+    assert width_trend_text(t) == "d = 3: 3 → 50 (β = 16 → 64)"
+    lo = pd.DataFrame({"beta": [16.0, 16.0, 32.0], "kappa": [0.5, 0.5, 0.4],
+                       "K": [0.58, 0.58, 0.6]})
+    assert regularity_drift(lo) == "1.16 → 1.5 (β = 16, 32)"

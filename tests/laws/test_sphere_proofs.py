@@ -55,6 +55,27 @@ def test_proven_degree_is_least_and_obeys_closed_form(beta, delta):
     assert L <= lam + math.sqrt(2 * beta * lam)
 
 
+@pytest.mark.parametrize("beta", [1.0, 16.0, 128.0])
+def test_bessel_sum_lies_between_exact_tail_and_closed_form(beta):
+    for L in (0, 5, 20, 60):
+        # the Bessel bound summed by a plain loop far past the terms that matter
+        k = np.arange(L + 1, L + 1 + 20000, dtype=float)
+        direct = 2 * math.fsum(np.exp(-k * k / (2 * beta + k)))
+        assert np.isclose(P.bessel_bound_tail(beta, L), direct, rtol=1e-12)
+        assert P.chebyshev_tail(beta, L) <= direct * (1 + 1e-12)
+        assert direct <= P.chebyshev_tail_bound(beta, L)
+
+
+@pytest.mark.parametrize("beta,delta", [(16.0, 1e-3), (128.0, 1e-4), (2.0, 0.5)])
+def test_bessel_sum_degree_is_least_and_between(beta, delta):
+    L = P.bessel_sum_degree(beta, delta)
+    assert P.bessel_bound_tail(beta, L) <= delta
+    if L > 0:
+        assert P.bessel_bound_tail(beta, L - 1) > delta
+    exact = next(j for j in range(10_000) if P.chebyshev_tail(beta, j) <= delta)
+    assert exact <= L <= P.proven_degree(beta, delta)
+
+
 def test_normaliser_shares_brute_force():
     X = random_sphere(300, 4, seed=3)
     beta = 7.0
@@ -154,7 +175,9 @@ def test_proof_tables_small():
     X = fibonacci_sphere(500)
     up = P.upper_proof_table(X, [8.0, 24.0], [0.1, 0.3], harmonic=True)
     # the proof's degrees are sufficient, so never below what the construction needs
-    assert (up.L_closed >= up.L_tail).all()
+    assert (up.L_closed >= up.L_bessel).all()
+    assert (up.L_bessel >= up.L_tail).all()
+    assert (up.bound_closed == np.minimum(500, up.N_closed)).all()
     assert (up.L_tail >= up.L_construction).all()
     assert (up.L_construction >= 0).all()
     assert (up.L_harmonic >= 0).all()
@@ -163,3 +186,18 @@ def test_proof_tables_small():
     assert lo.verified.all()
     assert (lo.construction >= lo.proven).all()
     assert (lo.min_diag_mass > (1 + lo.eps) / 2).all()
+
+
+def test_price_of_proof_reads_the_table():
+    import pandas as pd
+    up = pd.DataFrame({"beta": [16.0, 128.0], "eps": [0.1, 0.1], "n": [100, 100],
+                       "L_closed": [25, 70], "L_bessel": [19, 55], "L_tail": [12, 40],
+                       "L_construction": [10, 33], "L_harmonic": [8, 30],
+                       "N_harmonic": [81, 961], "bound_closed": [100, 100]})
+    p = P.price_of_proof(up)
+    assert p["closed_bessel"] == "6 to 15"
+    assert p["bessel_tail"] == "7 to 15"
+    assert p["tail_construction"] == "2 to 7"
+    assert p["construction_harmonic"] == "2 to 3"
+    assert p["ratio"] == f"{100 / 961:.2f} to {100 / 81:.2f}"
+    assert p["at_n"].startswith("2 of 2 rows")
