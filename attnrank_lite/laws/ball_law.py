@@ -37,6 +37,7 @@ from .fitting import fit_loglog_slope
 from .geometry import gaussian_ball, log_effective_token_count
 
 __all__ = [
+    "ball_maker",
     "certified_order",
     "integer_log_multiplicities",
     "integer_scale",
@@ -330,3 +331,34 @@ def loglog_crossing(x, y1, y2) -> float:
     if f1.slope == f2.slope:
         return float("nan")
     return float(math.exp((f2.intercept - f1.intercept) / (f1.slope - f2.slope)))
+
+
+def ball_maker(d: int, spacing_factor: float, weighted: bool = True,
+               grid_beta: float | None = None):
+    r"""A function ``beta -> (A, {"log_n_eff": ...})`` for the Gaussian-ball sweeps of chapter 3.
+
+    Default (``grid_beta=None``): at each beta the construction of ``prop-gaussian-ball``, the
+    grid of spacing ``spacing_factor / sqrt(beta)`` in the ball of radius 1/2, so its number of
+    points grows like :math:`\beta^{d/2}`. With ``grid_beta``: the **fixed** grid built for
+    ``grid_beta`` at every beta (a fixed-n family), with the key log-weights
+    :math:`\tfrac\beta2(\tfrac14 - |x_j|^2)` of the current beta, so that A is still the
+    row-normalised Gaussian kernel :math:`e^{-\beta|x_i-x_j|^2/2}` on those points.
+    ``weighted=False``: uniform multiplicities on the same points.
+
+    ``log_n_eff`` is :func:`attnrank_lite.laws.geometry.log_effective_token_count` of the
+    weights (``log n`` without weights).
+    """
+    fixed = None if grid_beta is None else gaussian_ball(d, grid_beta,
+                                                         spacing_factor=spacing_factor)[0]
+
+    def make(beta):
+        if fixed is None:
+            X, lw = gaussian_ball(d, beta, spacing_factor=spacing_factor)
+        else:
+            X = fixed
+            lw = 0.5 * float(beta) * (0.25 - (X * X).sum(axis=1))
+        A = softmax_attention(X, X, beta, lw if weighted else None)
+        log_n = log_effective_token_count(lw) if weighted else float(np.log(X.shape[0]))
+        return A, {"log_n_eff": log_n}
+
+    return make

@@ -11,7 +11,10 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["format_values", "key_numbers"]
+from .fitting import interval_text
+from .verdicts import slope_verdict
+
+__all__ = ["fixed_n_numbers", "format_values", "key_numbers"]
 
 
 def format_values(values, name: str | None = None) -> str:
@@ -44,8 +47,8 @@ def _small(v: float, fmt: str | None = None) -> str:
 def _slope(slopes: pd.DataFrame, weights: str, eps: float, end: str) -> tuple[str, str, float]:
     row = slopes[(slopes["weights"] == weights) & np.isclose(slopes["eps"], eps)
                  & (slopes["end"] == end)].iloc[0]
-    ci = f"[{row.ci_low:.2f}, {row.ci_high:.2f}]"
-    return f"{row.slope:.2f}", ci, float(row.slope)
+    slope, ci = interval_text(row.slope, row.ci_low, row.ci_high).split(" ", 1)
+    return slope, ci, float(row.slope)
 
 
 def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFrame,
@@ -120,4 +123,38 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_overlap": format_values(order.loc[order["order"] == "overlap", "beta"], "β"),
         "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0
                         else "nowhere at β > 0"),
+    }
+
+
+def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame,
+                    fixed_slopes: pd.DataFrame) -> dict[str, str]:
+    r"""The numbers chapter 3 quotes about the upper law on a fixed-n family.
+
+    On the sweep's own grids (spacing :math:`\propto1/\sqrt\beta`) n grows like
+    :math:`\beta^{d/2}` and the upper end stays near a fixed fraction of n, so an upper slope
+    containing d/2 cannot fail there; the fixed grid (``fixed``, one n for every beta) can.
+
+    Returns
+    -------
+    dict
+        ``c3_upper_n`` (range of upper/n on the sweep's grids at ``eps0``), ``c3_fixed_n``,
+        ``c3_fixed_up`` (upper slope with its interval), ``c3_fixed_verdict``
+        (:func:`attnrank_lite.laws.verdicts.slope_verdict` against d/2, max width d/4),
+        ``c3_fixed_upper_n`` (upper/n of the fixed grid at its first and last beta).
+    """
+    b = ball[np.isclose(ball["eps"], eps0)]
+    f = fixed[np.isclose(fixed["eps"], eps0)]
+    r = (b["upper"] / b["n"]).agg(["min", "max"])
+    fs = f.sort_values("beta")
+    row = fixed_slopes[np.isclose(fixed_slopes["eps"], eps0)
+                       & (fixed_slopes["end"] == "upper")].iloc[0]
+    return {
+        "c3_upper_n": f"{r['min']:.2f} to {r['max']:.2f}",
+        "c3_fixed_n": str(int(f["n"].iloc[0])),
+        "c3_fixed_up": interval_text(row.slope, row.ci_low, row.ci_high),
+        "c3_fixed_verdict": slope_verdict(row.ci_low, row.ci_high, d / 2, d / 4),
+        "c3_fixed_upper_n": (f"{float(fs.upper.iloc[0] / fs.n.iloc[0]):.2f} at β = "
+                             f"{float(fs.beta.iloc[0]):g} to "
+                             f"{float(fs.upper.iloc[-1] / fs.n.iloc[-1]):.2f} at β = "
+                             f"{float(fs.beta.iloc[-1]):g}"),
     }

@@ -93,13 +93,14 @@ def interval_text(slope: float, low: float, high: float, digits: int = 2,
     Starts at ``digits`` decimals and adds one while two of the three printed numbers that
     differ would print alike (a narrow interval such as 0.5203 [0.5198, 0.5209] prints as
     ``"0.520 [0.520, 0.521]"`` would still merge; it becomes ``"0.5203 [0.5198, 0.5209]"``),
-    up to ``max_digits``. Infinite ends print as ``inf``.
+    up to ``max_digits``. Numbers equal to a relative 1e-9 (an exact power law fitted in floating
+    point) count as equal. Infinite ends print as ``inf``.
     """
     vals = [float(slope), float(low), float(high)]
     k = digits
     while k < max_digits:
         txt = [f"{v:.{k}f}" for v in vals]
-        clash = any(txt[i] == txt[j] and vals[i] != vals[j]
+        clash = any(txt[i] == txt[j] and not np.isclose(vals[i], vals[j], rtol=1e-9, atol=0)
                     for i in range(3) for j in range(i + 1, 3))
         if not clash:
             break

@@ -251,10 +251,13 @@ def width_trend_text(trend: pd.DataFrame) -> str:
 
 
 def regularity_drift(lower_table: pd.DataFrame) -> str:
-    r"""``"1.16 → 1.51 → 1.75 (β = 16, 32, 64)"``: the measured :math:`K/\kappa` per
+    r"""``"1.16 → 1.51 → 1.75 (β = 16, 32, 64): it grows at every step ..."``: the measured :math:`K/\kappa` per
     :math:`\beta` of :func:`attnrank_lite.laws.sphere_proofs.lower_proof_table` (its scale
     :math:`h = \tau/\sqrt\beta` shrinks as :math:`\beta` grows)."""
     _need(lower_table, ["beta", "kappa", "K"])
     r = (lower_table["K"] / lower_table["kappa"]).groupby(lower_table["beta"]).first()
+    trend = ("it grows at every step as the smallest scale shrinks"
+             if len(r) > 1 and bool((np.diff(r.to_numpy()) > 0).all())
+             else "it does not grow at every step")
     return (" → ".join(f"{v:.3g}" for v in r)
-            + " (β = " + ", ".join(f"{b:g}" for b in r.index) + ")")
+            + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend)

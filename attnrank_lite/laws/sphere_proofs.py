@@ -483,7 +483,7 @@ def price_of_proof(up) -> dict[str, str]:
     ok = up[up["L_harmonic"] >= 0]
     ratio = (ok["bound_closed"] / ok["N_harmonic"]) if len(ok) else None
     at_n = up[up["bound_closed"] >= up["n"]]
-    where = ", ".join(f"(β, ε) = ({r.beta:g}, {r.eps:g})" for r in at_n.itertuples())
+    where = "(β, ε) = " + ", ".join(f"({r.beta:g}, {r.eps:g})" for r in at_n.itertuples())
     return {
         "closed_bessel": span(up["L_closed"] - up["L_bessel"]),
         "bessel_tail": span(up["L_bessel"] - up["L_tail"]),

@@ -146,3 +146,41 @@ def test_key_numbers_survive_a_dimension_without_token_rows():
     assert nums["c3_tokens_beta"] == "n/a"
     assert nums["c3_circle_above"] == "β = 64" and nums["c3_ball_above"] == "no β of this run"
     assert nums["c3_between"] == "lies between them" and nums["c3_K"] == "3"
+
+
+def test_ball_maker_fixed_grid_is_the_gaussian_kernel_on_one_grid():
+    from attnrank_lite.laws.ball_law import ball_maker
+    from attnrank_lite.laws.geometry import gaussian_ball
+    X = gaussian_ball(2, 256.0, spacing_factor=1.0)[0]
+    make = ball_maker(2, 1.0, grid_beta=256.0)
+    sizes = set()
+    for beta in (32.0, 256.0):
+        A, info = make(beta)
+        sizes.add(A.shape[0])
+        # the row-normalised Gaussian kernel, computed directly from the distances
+        D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        G = np.exp(-beta * D2 / 2)
+        assert np.allclose(A, G / G.sum(1, keepdims=True), atol=1e-12)
+        assert np.isfinite(info["log_n_eff"])
+    assert sizes == {X.shape[0]}
+    # at its own beta the fixed grid is the sweep's grid
+    assert np.allclose(make(256.0)[0], ball_maker(2, 1.0)(256.0)[0], atol=1e-14)
+    # the default grid grows with beta
+    assert ball_maker(2, 1.0)(64.0)[0].shape[0] < X.shape[0]
+
+
+def test_fixed_n_numbers_read_the_tables():
+    from attnrank_lite.laws.ball_report import fixed_n_numbers
+    betas = [64.0, 128.0, 256.0, 512.0]
+    ball = pd.DataFrame({"beta": betas, "eps": 0.25, "n": [50, 100, 200, 400],
+                         "lower": 1, "upper": [20, 40, 90, 180]})
+    fixed = pd.DataFrame({"beta": betas, "eps": 0.25, "n": 400, "lower": 1,
+                          "upper": [40, 60, 90, 135]})
+    slopes = pd.DataFrame({"eps": [0.25], "end": ["upper"], "slope": [0.585],
+                           "ci_low": [0.58], "ci_high": [0.59]})
+    nums = fixed_n_numbers(2, 0.25, ball, fixed, slopes)
+    assert nums["c3_upper_n"] == "0.40 to 0.45"
+    assert nums["c3_fixed_n"] == "400"
+    assert nums["c3_fixed_upper_n"] == "0.10 at β = 64 to 0.34 at β = 512"
+    assert nums["c3_fixed_up"] == "0.585 [0.580, 0.590]"
+    assert nums["c3_fixed_verdict"] == "below"  # 0.59 < d/2 = 1

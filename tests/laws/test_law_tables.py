@@ -115,4 +115,7 @@ def test_width_trend_and_regularity_drift():
     assert width_trend_text(t) == "d = 3: 3 → 50 (β = 16 → 64)"
     lo = pd.DataFrame({"beta": [16.0, 16.0, 32.0], "kappa": [0.5, 0.5, 0.4],
                        "K": [0.58, 0.58, 0.6]})
-    assert regularity_drift(lo) == "1.16 → 1.5 (β = 16, 32)"
+    assert regularity_drift(lo) == ("1.16 → 1.5 (β = 16, 32): it grows at every step as "
+                                    "the smallest scale shrinks")
+    assert regularity_drift(lo.assign(K=[0.58, 0.58, 0.4])).endswith(
+        "does not grow at every step")

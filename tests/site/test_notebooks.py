@@ -74,3 +74,59 @@ def test_code_lines_fit_the_column(path):
     long = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines()
             if len(line) > CODE_COLUMN]
     assert not long, f"code lines longer than {CODE_COLUMN} characters: {long[:3]}"
+
+
+def _code_trees(path):
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            yield c, ast.parse(c.source)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_code_cell_defines_a_function(path):
+    """Logic belongs in the package (with a test); a cell calls it."""
+    defs = [n.name for _, tree in _code_trees(path) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    assert not defs, f"code cells define {defs}"
+
+
+def _aliases(paths):
+    """{module: {alias: [notebooks]}} of every ``import m as a`` / ``from p import m as a``."""
+    out: dict = {}
+    for path in paths:
+        for _, tree in _code_trees(path):
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Import):
+                    pairs = [(a.name, a.asname) for a in n.names if a.asname]
+                elif isinstance(n, ast.ImportFrom):
+                    pairs = [(f"{n.module}.{a.name}", a.asname) for a in n.names if a.asname]
+                else:
+                    continue
+                for mod, alias in pairs:
+                    out.setdefault(mod, {}).setdefault(alias, []).append(path.stem)
+    return out
+
+
+def test_one_alias_per_module_across_chapters():
+    """A reader moving between chapters meets each module under one name, and each name means
+    one module."""
+    aliases = _aliases(NOTEBOOKS)
+    assert aliases, "no aliased imports found: the check would be empty"
+    several = {m: a for m, a in aliases.items() if len(a) > 1}
+    assert not several, f"modules imported under more than one alias: {several}"
+    owners: dict = {}
+    for mod, a in aliases.items():
+        for alias in a:
+            owners.setdefault(alias, set()).add(mod)
+    shared = {a: m for a, m in owners.items() if len(m) > 1}
+    assert not shared, f"one alias for several modules: {shared}"
+
+
+def test_alias_check_can_fail(tmp_path):
+    for name, alias in (("a", "sw"), ("b", "swp")):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(f"from attnrank_lite.laws import sweeps as {alias}")]
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    aliases = _aliases(sorted(tmp_path.glob("*.ipynb")))
+    assert aliases == {"attnrank_lite.laws.sweeps": {"sw": ["a"], "swp": ["b"]}}

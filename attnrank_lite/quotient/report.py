@@ -1,0 +1,471 @@
+r"""Tables and quoted numbers of chapters 4 and 5 (``thm-r-half-law``,
+``prop-polynomial-certificate``, ``lem-softmax-perturbation``, ``prop-truncation-residual``,
+``def-tolerance-dimension``).
+
+Each function returns the tables a chapter shows and, where its prose quotes numbers, a dict of
+strings ready for ``myst_nb.glue``, computed from the run's own tables, so that a rerun with
+other parameters keeps prose and tables consistent. The notebooks only call these functions and
+show what they return.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..engine.attention import softmax_attention
+from ..engine.perturbation import oscillation_bound
+from ..laws.fitting import fit_loglog_slope, interval_text
+from ..laws.geometry import gaussian_ball, uniform_ball
+from ..laws.sweeps import bracket_sweep, slope_table
+from ..laws.verdicts import slope_verdict
+from . import constructions as cs
+from . import interaction as ia
+from .polynomial import degree_table, polynomial_sweep
+from .truncation import truncation_tradeoff
+
+__all__ = [
+    "FIXED_N_FAMILY",
+    "ROUNDING",
+    "SHARP_FAMILY",
+    "degree_against_m",
+    "degree_numbers",
+    "head_quotient",
+    "lemma_checks",
+    "polynomial_numbers",
+    "polynomial_table",
+    "r_half_numbers",
+    "r_half_slopes",
+    "r_half_sweeps",
+    "sharp_family_degrees",
+    "tightness",
+    "tolerance_curves",
+    "tradeoff_numbers",
+    "truncation_table",
+]
+
+#: the family whose size grows with beta (n ~ beta^{r/2}): its upper end is about n/2
+SHARP_FAMILY = "Gaussian ball"
+#: the family with a fixed number of points: its upper end is free to leave beta^{r/2}
+FIXED_N_FAMILY = "uniform random"
+
+# ---------------------------------------------------------------------------------------------
+# chapter 4: the quotient, the r/2 law, polynomial certificates
+
+
+def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
+    r"""The head example of ``prop-head-visible`` on the Gaussian ball in dimension 2.
+
+    Query and key states are the points of :func:`attnrank_lite.laws.geometry.gaussian_ball`
+    ``(2, beta)``; queries :math:`W_Qh + b_Q`, keys :math:`W_Kh + b_K`, key log-weights of the
+    construction. One row: the rank of the logits, of the row-centred logits (the earlier
+    definition), the visible dimension (doubly centred), the head formula with and without
+    :math:`b_Q`, and the largest entry of :math:`|A_\text{head} - A_\text{visible}|`, where
+    :math:`A_\text{visible}` is the attention of
+    :func:`attnrank_lite.quotient.interaction.visible_coordinates` with its key offsets.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+    numbers : dict
+        ``head_rowc``, ``head_vis`` (ints).
+    """
+    W_Q, W_K = np.asarray(W_Q, float), np.asarray(W_K, float)
+    X, logw = gaussian_ball(2, beta)
+    Qh, Kh = X @ W_Q.T + b_Q, X @ W_K.T + b_K
+    L = beta * (Qh @ Kh.T) + logw[None, :]
+    Qv, Kv, a = ia.visible_coordinates(Qh, Kh)
+    A_head = softmax_attention(Qh, Kh, beta, log_weights=logw)
+    A_vis = softmax_attention(Qv, Kv, beta, log_weights=logw + beta * a)
+    row = {
+        "logit rank": int(np.linalg.matrix_rank(L)),
+        "row-centred rank": int(np.linalg.matrix_rank(ia.row_scalar_quotient(L))),
+        "visible dimension": int(ia.visible_dimension(L)),
+        "head formula": int(ia.head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=X)),
+        "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K,
+                                                               key_states=X)),
+        "max |A_head - A_visible|": float(np.abs(A_head - A_vis).max()),
+    }
+    return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"],
+                                 "head_vis": row["visible dimension"]}
+
+
+def _sharp(r: int, extra: int, seed: int):
+    def make(beta):
+        Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
+        return softmax_attention(Q, K, beta, log_weights=lw)
+    return make
+
+
+def _fixed_n(r: int, n: int, extra: int, seed: int):
+    Y = uniform_ball(n, r, seed=seed)
+    Xk = uniform_ball(n, r, seed=seed + 1)
+    Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
+    if ia.visible_dimension(Q @ K.T) != r:
+        raise AssertionError(f"the random instance does not have visible dimension {r}")
+    return lambda beta: softmax_attention(Q, K, beta)
+
+
+def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
+                  seed: int) -> pd.DataFrame:
+    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension.
+
+    :data:`SHARP_FAMILY`: the Gaussian ball in dimension r at every beta
+    (:func:`attnrank_lite.quotient.constructions.sharp_hidden_instance`; its number of grid
+    points grows like :math:`\beta^{r/2}`). :data:`FIXED_N_FAMILY`: ``n_random`` uniform points
+    of the unit r-ball for queries and keys, the same points at every beta. Both hidden in
+    ``r + extra`` dimensions; each is checked to have visible dimension r (weights included)
+    before its sweep, and every bracket is re-verified (column ``verified``).
+
+    Parameters
+    ----------
+    betas_by_r : dict
+        ``{r: betas}`` of the sharp family.
+    betas_random : sequence of float
+        Betas of the fixed-n family (the same for every r).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
+
+    Raises
+    ------
+    AssertionError
+        If an instance does not have visible dimension r, or a bracket does not verify.
+    """
+    parts = []
+    for r, betas in betas_by_r.items():
+        Q, K, lw = cs.sharp_hidden_instance(r, betas[0], extra, seed)
+        if ia.visible_dimension(betas[0] * (Q @ K.T) + lw[None, :]) != r:
+            raise AssertionError(f"the sharp instance does not have visible dimension {r}")
+        parts.append(bracket_sweep(_sharp(r, extra, seed), betas, [eps], r=r,
+                                   family=SHARP_FAMILY, desc=f"ball r={r}"))
+        parts.append(bracket_sweep(_fixed_n(r, n_random, extra, seed), betas_random, [eps],
+                                   r=r, family=FIXED_N_FAMILY, desc=f"random r={r}"))
+    law = pd.concat(parts, ignore_index=True)
+    if not law["verified"].all():
+        raise AssertionError("a bracket of the r/2 sweeps does not verify")
+    return law
+
+
+def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
+    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, with verdicts.
+
+    ``verdict`` (:func:`attnrank_lite.laws.verdicts.slope_verdict`): *inconclusive* when the
+    95% interval is wider than ``max width`` :math:`= r/4`, otherwise whether it *contains*
+    :math:`r/2`, lies *below* or *above*. ``can fail`` says whether the upper verdict tests
+    anything: False for the sharp family's upper end, whose size n grows like
+    :math:`\beta^{r/2}` by construction. Least squares is linear in the logs, so the upper
+    slope is exactly ``n slope`` (the fitted slope of n) plus ``upper/n slope`` (of the ratio):
+    on the sharp family the upper verdict only measures the drift of upper/n.
+    """
+    tail = law.groupby(["r", "family"]).tail(fit_points)
+    fits = slope_table(tail, by=("r", "family"))
+    fits["r/2"] = fits["r"] / 2
+    fits["max width"] = fits["r"] / 4
+    fits["verdict"] = [slope_verdict(f.ci_low, f.ci_high, f["r/2"], f["max width"])
+                       for _, f in fits.iterrows()]
+    n_slope, ratio_slope = {}, {}
+    for key, g in tail.groupby(["r", "family"]):
+        n_slope[key] = fit_loglog_slope(g["beta"], g["n"]).slope
+        ratio_slope[key] = fit_loglog_slope(g["beta"], g["upper"] / g["n"]).slope
+    fits["n slope"] = [n_slope[(f.r, f.family)] for f in fits.itertuples()]
+    fits["upper/n slope"] = [ratio_slope[(f.r, f.family)] for f in fits.itertuples()]
+    fits["can fail"] = ~((fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper"))
+    return fits
+
+
+def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
+    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end of each family,
+    ``{end}_r{r}`` / ``{end}_verdict_r{r}`` (sharp family) and ``fixed_{end}_r{r}`` /
+    ``fixed_{end}_verdict_r{r}`` (fixed-n family); ``sharp_n_slopes`` (per r, the fitted slopes
+    of n and of upper/n on the sharp family), ``fixed_n`` (the fixed family's point count),
+    ``r3_beta``, ``r3_n``."""
+    out = {}
+    for prefix, fam in (("", SHARP_FAMILY), ("fixed_", FIXED_N_FAMILY)):
+        sub = fits[fits["family"] == fam].set_index(["r", "end"])
+        for (r, end), f in sub.iterrows():
+            out[f"{prefix}{end}_r{r}"] = interval_text(f.slope, f.ci_low, f.ci_high)
+            out[f"{prefix}{end}_verdict_r{r}"] = f.verdict
+    sharp = law[law["family"] == SHARP_FAMILY]
+    up = fits[(fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper")].sort_values("r")
+    out["sharp_n_slopes"] = "; ".join(
+        f"r = {f.r}: n {f['n slope']:.2f}, upper/n {f['upper/n slope']:+.2f}"
+        for _, f in up.iterrows())
+    fixed = law[law["family"] == FIXED_N_FAMILY]
+    out["fixed_n"] = str(int(fixed["n"].iloc[0])) if len(fixed) else "n/a"
+    top = int(sharp["r"].max())
+    last = sharp[sharp["r"] == top].iloc[-1]
+    out["r3_beta"], out["r3_n"] = f"{last.beta:g}", str(int(last.n))
+    return out
+
+
+def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.DataFrame:
+    r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets.
+
+    For r = 1, 2: ``n`` uniform points of the r-ball as queries and keys (seeds ``seed + 2``,
+    ``seed + 3``), hidden in ``r + extra`` dimensions; the certificate is built in the visible
+    coordinates with their key offsets and verified against the attention of the original
+    queries and keys, next to that matrix's bracket. Columns of
+    :func:`attnrank_lite.quotient.polynomial.polynomial_sweep` and ``bracket lower``,
+    ``bracket upper``, ``count / upper``, ``count >= n`` (a *vacuous* certificate: no better
+    than the trivial bound n).
+
+    Raises
+    ------
+    AssertionError
+        If a certificate that was found does not verify.
+    """
+    rows = []
+    for r in (1, 2):
+        Y = uniform_ball(n, r, seed=seed + 2)
+        Xk = uniform_ball(n, r, seed=seed + 3)
+        Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
+        Qv, Kv, a = ia.visible_coordinates(Q, K)
+
+        def make(beta, Q=Q, K=K):
+            return softmax_attention(Q, K, beta)
+
+        pr = pd.DataFrame(polynomial_sweep(Qv, Kv, betas, eps, key_offsets=a, attention=make))
+        br = bracket_sweep(make, betas, [eps], desc=f"poly r={r}")
+        rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(),
+                                 "bracket upper": br["upper"].to_numpy()}))
+    poly = pd.concat(rows, ignore_index=True)
+    found = poly["degree"].notna()
+    if not poly.loc[found, "verified"].all():
+        raise AssertionError("a polynomial certificate does not verify")
+    poly["count / upper"] = poly["count"] / poly["bracket upper"]
+    poly["count >= n"] = poly["count"] >= n
+    return poly
+
+
+def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
+                       ) -> tuple[pd.DataFrame, dict]:
+    r"""Count slopes of the polynomial certificates, without the vacuous ones.
+
+    A count ``>= n`` certifies nothing beyond the trivial bound, and its size says nothing
+    about the rank, so the fit uses only certificates with ``count < n`` (the last
+    ``fit_points`` of them per r). Fewer than three such certificates: no fit (the row says so).
+
+    Returns
+    -------
+    fits : pandas.DataFrame
+        Per r: the fields of :class:`attnrank_lite.laws.fitting.SlopeFit` (NaN without a fit),
+        ``betas`` (the fitted range), ``fitted`` (how many), ``vacuous`` (excluded).
+    numbers : dict
+        ``count_slope_r{r}``, ``ratio_r{r}``, ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
+    """
+    out, rows = {"poly_n": str(n)}, []
+    for r, g in poly.groupby("dim"):
+        found = g[g["degree"].notna()]
+        useful = found[found["count"] < n].tail(fit_points)
+        vac = found[found["count"] >= n]
+        row = {"r": r, "r/2": r / 2, "fitted": len(useful), "vacuous": len(vac)}
+        if len(useful) >= 3:
+            f = fit_loglog_slope(useful["beta"], useful["count"])
+            row.update(f.as_dict())
+            row["betas"] = f"{useful.beta.min():g}-{useful.beta.max():g}"
+            out[f"count_slope_r{r}"] = (interval_text(f.slope, f.ci_low, f.ci_high)
+                                        + f" (β = {row['betas']})")
+        else:
+            row.update({"slope": np.nan, "ci_low": np.nan, "ci_high": np.nan, "betas": ""})
+            out[f"count_slope_r{r}"] = (f"not fitted (only {len(useful)} non-vacuous "
+                                        "certificates)")
+        rows.append(row)
+        ratio = g["count / upper"].dropna()
+        out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
+                              else "n/a (no certificate)")
+        trivial = g.loc[g["count >= n"], "beta"]
+        out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial)
+                                else "at no beta of this sweep")
+        out[f"vacuous_r{r}"] = str(len(vac))
+    return pd.DataFrame(rows), out
+
+
+def degree_numbers(deg: pd.DataFrame) -> dict:
+    """``deg_first``, ``deg_last``, ``m_first``, ``m_last`` of the degree-against-m table
+    (:func:`attnrank_lite.quotient.polynomial.degree_table`)."""
+    return {"deg_first": int(deg["degree"].iloc[0]), "deg_last": int(deg["degree"].iloc[-1]),
+            "m_first": int(deg["m"].iloc[0]), "m_last": int(deg["m"].iloc[-1])}
+
+
+def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFrame:
+    r"""Polynomial degree on the Gaussian ball (r = 1) with its key log-weights and without.
+
+    An empty ``degree``: no degree up to ``max_degree`` meets ``eps``. Every certificate found
+    is verified (``AssertionError`` otherwise).
+    """
+    rows = []
+    for beta in betas:
+        X, lw = gaussian_ball(1, beta)
+        for label, w in (("with weights", lw), ("without weights", None)):
+            row = polynomial_sweep(X, X, [beta], eps, max_degree=max_degree, log_weights=w)[0]
+            rows.append({"n": len(X), "weights": label,
+                         "log-weight range": 0.0 if w is None else float(np.ptp(w)), **row})
+    out = pd.DataFrame(rows)
+    if not out.loc[out["degree"].notna(), "verified"].all():
+        raise AssertionError("a polynomial certificate does not verify")
+    return out
+
+
+def degree_against_m(beta: float, eps: float, ms, seed: int) -> pd.DataFrame:
+    """:func:`attnrank_lite.quotient.polynomial.degree_table` for r = 1, every row verified."""
+    deg = pd.DataFrame(degree_table(1, beta, eps, ms, seed=seed))
+    if not deg["verified"].all():
+        raise AssertionError("a polynomial certificate does not verify")
+    return deg
+
+
+# ---------------------------------------------------------------------------------------------
+# chapter 5: the perturbation lemma, truncation bounds, tolerance dimension, trade-off
+
+#: relative and absolute rounding allowance of the chapter-5 checks
+ROUNDING = 1e-12
+
+
+def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
+    r"""``lem-softmax-perturbation`` against its sharp example and random pairs.
+
+    The two-level example (:func:`attnrank_lite.quotient.constructions.two_level_example`) on
+    200 oscillations from :math:`10^{-3}` to 20, and ``n_pairs`` random pairs over 6 keys.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row: the largest gap between the two-level change and :math:`2\tanh(t/4)`, the
+        number of pairs, the largest change/bound, the violations (change above the bound by
+        more than :data:`ROUNDING` relative plus :math:`10^{-13}`).
+    numbers : dict
+        ``sharp_gap``, ``pair_ratio`` (strings).
+    data : dict
+        ``t``, ``osc``, ``change`` for the figure.
+
+    Raises
+    ------
+    AssertionError
+        If the two-level gap exceeds :data:`ROUNDING` or a pair violates the bound.
+    """
+    t = np.logspace(-3, np.log10(20), 200)
+    gap = float(np.abs(cs.two_level_example(t) - oscillation_bound(t)).max())
+    osc, change = cs.random_perturbation_pairs(n_pairs, 6, seed=seed)
+    bound = oscillation_bound(osc)
+    ratio = float((change / np.maximum(bound, 1e-300)).max())
+    bad = int((change > bound * (1 + ROUNDING) + 1e-13).sum())
+    if gap >= ROUNDING or bad:
+        raise AssertionError(f"lemma check failed: gap {gap:.1e}, {bad} violations")
+    table = pd.DataFrame([{"two-level: max |change - 2 tanh(t/4)|": gap, "random pairs": n_pairs,
+                           "max change / bound": ratio, "violations": bad}])
+    return (table, {"sharp_gap": f"{gap:.1e}", "pair_ratio": f"{ratio:.4f}"},
+            {"t": t, "osc": osc, "change": change})
+
+
+def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
+                     ) -> pd.DataFrame:
+    r"""The bounds of ``prop-truncation-residual`` for every truncation rank of random heads.
+
+    One head per ``decay`` (:func:`attnrank_lite.quotient.constructions.decaying_head`,
+    spectrum :math:`\rho^{l-1}`), each beta and each s = 0..d: the columns of
+    :func:`attnrank_lite.quotient.interaction.residual_bounds` (``measured``, ``tanh``,
+    ``osc``, ``sigma``, ...).
+
+    Raises
+    ------
+    AssertionError
+        If the chain measured <= tanh <= osc <= sigma fails beyond :data:`ROUNDING`.
+    """
+    rows = []
+    for rho in decays:
+        Q, K, M = cs.decaying_head(d, n, n, rho, seed=seed, key_offset=key_offset)
+        for beta in betas:
+            for s in range(d + 1):
+                rows.append({"decay": rho, "beta": beta, "s": s,
+                             **ia.residual_bounds(Q, K, M, s, beta)})
+    trunc = pd.DataFrame(rows)
+    tol = ROUNDING
+    ok = ((trunc["measured"] <= trunc["tanh"] + tol).all()
+          and (trunc["tanh"] <= trunc["osc"] + tol).all()
+          and (trunc["osc"] <= trunc["sigma"] * (1 + tol) + tol).all())
+    if not ok:
+        raise AssertionError("the chain measured <= tanh <= osc <= sigma fails")
+    return trunc
+
+
+def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Ratios measured/bound per (decay, beta) over s < d: min, median, max.
+
+    Returns
+    -------
+    tight : pandas.DataFrame
+        Two-level columns (ratio, statistic), indexed by (decay, beta).
+    flat : pandas.DataFrame
+        The same with flat column names, for the CSV.
+    numbers : dict
+        ``ratio_max``; ``sigma_med_first``, ``sigma_med_last`` (median measured/sigma at the
+        first and last beta); ``beta_first``, ``beta_last``.
+    """
+    ok = trunc[trunc["s"] < d]
+    cols = ["measured/tanh", "measured/osc", "measured/sigma"]
+    ratios = ok.assign(**{"measured/tanh": ok.measured / ok.tanh,
+                          "measured/osc": ok.measured / ok.osc,
+                          "measured/sigma": ok.measured / ok.sigma})
+    tight = ratios.groupby(["decay", "beta"])[cols].agg(["min", "median", "max"])
+    flat = tight.reset_index()
+    flat.columns = ["_".join(map(str, c)).strip("_") for c in flat.columns]
+    med = ratios.groupby("beta")["measured/sigma"].median()
+    numbers = {"ratio_max": f"{ratios[cols].max().max():.3f}",
+               "sigma_med_first": f"{med.iloc[0]:.3f}", "sigma_med_last": f"{med.iloc[-1]:.3f}",
+               "beta_first": f"{med.index[0]:g}", "beta_last": f"{med.index[-1]:g}"}
+    return tight, flat, numbers
+
+
+def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int,
+                     taus=None) -> pd.DataFrame:
+    r""":math:`r(\tau)` (``def-tolerance-dimension``) of each random head at each beta, over
+    ``taus`` (default 80 values from :math:`10^{-3}` to 10)."""
+    taus = np.logspace(-3, 1, 80) if taus is None else np.asarray(taus, float)
+    rows = []
+    for rho in decays:
+        Q, K, M = cs.decaying_head(d, n, n, rho, seed=seed, key_offset=key_offset)
+        b = ia.residual_bounds(Q, K, M, 0, 1.0)
+        sig = np.linalg.svd(M, compute_uv=False)
+        for beta in betas:
+            r_tau = ia.tolerance_dimension(sig, taus, beta * b["R_q"] * b["R_k"])
+            rows += [{"decay": rho, "beta": beta, "tau": tau, "r_tau": r}
+                     for tau, r in zip(taus, r_tau)]
+    return pd.DataFrame(rows)
+
+
+def tradeoff_numbers(d: int, n: int, decay: float, beta: float, eps: float,
+                     key_offset: float, seed: int) -> tuple[pd.DataFrame, dict]:
+    """The total certificate of one random head against the truncation rank
+    (:func:`attnrank_lite.quotient.truncation.truncation_tradeoff`), with the quoted numbers.
+
+    Returns
+    -------
+    trade : pandas.DataFrame
+    numbers : dict
+        ``svd_best``, ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``,
+        ``poly_full``, ``s_full``, ``s_first`` (the first s with budget left).
+
+    Raises
+    ------
+    AssertionError
+        If a certificate with budget left does not verify against A.
+    """
+    Q, K, M = cs.decaying_head(d, n, n, decay, seed=seed, key_offset=key_offset)
+    trade = pd.DataFrame(truncation_tradeoff(Q, K, M, beta, eps))
+    has = trade["budget"] > 0
+    if not (trade.loc[has, "verified_on_A"].all()
+            and trade.loc[has & trade["poly_count"].notna(), "poly_verified_on_A"].all()):
+        raise AssertionError("a trade-off certificate does not verify against A")
+    g, full = trade[has], trade.iloc[-1]
+    out = {"s_full": int(full.s), "s_first": int(g.s.min())}
+    for col, name in (("upper", "svd"), ("poly_count", "poly")):
+        v = g[col].astype(float)
+        if v.notna().any():
+            best = g.loc[v.idxmin()]
+            out[f"{name}_best_s"], out[f"{name}_best"] = int(best.s), int(best[col])
+        else:
+            out[f"{name}_best_s"] = out[f"{name}_best"] = "none"
+        out[f"{name}_full"] = int(full[col]) if pd.notna(full[col]) else "none"
+    return trade, out
