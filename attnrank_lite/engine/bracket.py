@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .certificates import (
-    ClusterMassCertificate,
+    GroupedLowerCertificate,
     SubspaceCertificate,
     frobenius_budget,
     frobenius_tail_bounds,
 )
 from .checks import eps_value, real_matrix
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
+from .row_source import evenly_spaced_rows
 from .upper import nested_family_search, randomized_family, svd_upper_bound
 
 __all__ = ["DENSE_LIMIT", "RankBracket", "rank_bracket", "rank_brackets"]
@@ -67,12 +68,12 @@ class RankBracket:
     @property
     def lower_rows(self) -> list:
         c = self.lower_certificate
-        return list(c.rows) if isinstance(c, ClusterMassCertificate) else []
+        return list(c.rows) if isinstance(c, GroupedLowerCertificate) else []
 
     @property
     def lower_groups(self) -> list:
         c = self.lower_certificate
-        return [list(g) for g in c.groups] if isinstance(c, ClusterMassCertificate) else []
+        return [list(g) for g in c.groups] if isinstance(c, GroupedLowerCertificate) else []
 
     @property
     def ratio(self) -> float:
@@ -212,7 +213,7 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
             upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
         else:
             if rows is None:
-                rows = np.unique(np.linspace(0, n - 1, min(n, FROBENIUS_ROWS)).round().astype(np.int64))
+                rows = evenly_spaced_rows(n, FROBENIUS_ROWS)
                 rows = None if rows.size == n else rows
             if sub_svd is None:
                 S = A if rows is None else A[rows]

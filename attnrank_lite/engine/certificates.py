@@ -5,8 +5,16 @@ that recomputes the condition from that data alone, with a *proven* rounding mar
 certificate passes because of floating-point error, and that refuses stored data which does not
 describe the certificate it claims to be (see :mod:`attnrank_lite.engine.checks`).
 
-* :class:`ClusterMassCertificate` — lower bound ``rank_eps(A) >= k`` from k rows and k disjoint
-  key groups whose mass matrix is within ``< 1 - eps`` of the identity (:ref:`prop-cluster-mass`).
+Every certificate is a :class:`LowerCertificate` or an :class:`UpperCertificate`: the side it
+bounds is a property of its class (``bounds``), which :meth:`RankBracket.verify
+<attnrank_lite.engine.bracket.RankBracket.verify>` checks for each slot.
+
+* :class:`GroupedLowerCertificate` — the base of the lower certificates stored as k rows and k
+  pairwise disjoint key groups (the aggregate :math:`M = A_S G`); each subclass states its own
+  condition on ``M``:
+* :class:`ClusterMassCertificate` — lower bound ``rank_eps(A) >= k`` when the mass matrix is
+  within ``< 1 - eps`` of the identity (:ref:`prop-cluster-mass`); the Neumann certificate of
+  :mod:`attnrank_lite.engine.neumann` is the other grouped kind.
 * :class:`FrobeniusTailCertificate` — lower bound from the singular values of a row/column
   submatrix: ``||E||_F^2 <= (#rows) * eps^2`` for every ``E`` with ``||E|| <= eps``
   (:ref:`prop-frobenius-tail`).
@@ -18,12 +26,20 @@ real number ``>= 0`` (otherwise ``TypeError`` / ``ValueError`` naming the argume
 that are malformed (repeated, negative, out-of-range, boolean or non-integer indices, NaN / inf
 / complex entries, shapes that do not fit ``A``, a rank the data do not support) give ``False``.
 ``verify`` never returns ``True`` for anything but a valid certificate of the stored float ``A``.
+
+The claimed rank comes from the checked data: ``certified_rank(A, eps)`` converts the stored
+data once to plain ndarrays (``np.asarray`` returns a base-class array whose shape is the
+array's own, whatever a subclass's ``.shape`` says; a list is read through its items, whatever
+its ``__len__`` says), checks them, derives the rank from them and returns it (``None`` when the
+certificate does not hold). ``verify`` is ``True`` exactly when that rank exists and equals the
+advertised ``rank``.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -40,15 +56,19 @@ from .checks import (
 from .norms import row_l1_blockwise
 
 __all__ = [
-    "UNIT_ROUNDOFF",
+    "Certificate",
     "ClusterMassCertificate",
     "FrobeniusTailCertificate",
+    "GroupedLowerCertificate",
+    "LowerCertificate",
     "NormCertificate",
+    "SEARCH_MARGIN",
     "SubspaceCertificate",
+    "UpperCertificate",
     "frobenius_budget",
     "frobenius_tail_bounds",
-    "gamma",
     "row_l1_at_most",
+    "search_target",
 ]
 
 _ETA = float(np.finfo(np.float64).smallest_subnormal)
@@ -59,9 +79,165 @@ def _arguments(A, eps):
     return real_matrix("A", A), eps_value(eps)
 
 
+#: relative room a certificate search leaves below ``eps`` for the verifiers' rounding margins
+SEARCH_MARGIN = 1e-9
+#: absolute room (rounding margins of rows of mass ~1 in float64 are far below this)
+_SEARCH_FLOOR = 1e-14
+
+
+def search_target(eps: float) -> float:
+    r"""The error a certificate *search* must reach so that ``verify`` accepts what it found.
+
+    :math:`\varepsilon(1 - 10^{-9}) - 10^{-14}`: the verifiers add proven rounding margins of
+    relative size :math:`\gamma_{k+m+4} \approx 10^{-12}` for the book's sizes, so a member
+    whose computed error is below this target verifies unless the matrix is extreme; the search
+    never relies on it (every certificate is verified before it is returned). One definition
+    for every search (SVD, harmonic and streamed families).
+    """
+    return eps * (1 - SEARCH_MARGIN) - _SEARCH_FLOOR
+
+
+class Certificate:
+    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)`` and ``verify(A, eps)``.
+
+    ``bounds`` (a class attribute, never stored data) names the side of ``rank_eps(A)`` the
+    certificate bounds; :class:`LowerCertificate` and :class:`UpperCertificate` set it.
+    """
+
+    #: the side of a bracket this certificate bounds: "lower" or "upper"
+    bounds: ClassVar[str] = ""
+
+    def certified_rank(self, A, eps: float) -> int | None:  # pragma: no cover - abstract
+        """The rank the checked stored data prove on ``A`` at ``eps`` (``None``: nothing)."""
+        raise NotImplementedError
+
+    def verify(self, A, eps: float) -> bool:
+        """``True`` iff the stored data prove the advertised ``rank`` on ``A`` at ``eps``.
+
+        ``A`` must be a finite real matrix and ``eps`` a finite number ``>= 0`` (else
+        ``TypeError`` / ``ValueError`` naming the argument); malformed stored data give ``False``.
+        """
+        A, eps = _arguments(A, eps)
+        rank = self.certified_rank(A, eps)
+        return rank is not None and _advertised(self) == rank
+
+
+class LowerCertificate(Certificate):
+    """Base of the certificates that bound ``rank_eps(A)`` from below (``rank_eps(A) >= rank``)."""
+
+    bounds: ClassVar[str] = "lower"
+
+
+class UpperCertificate(Certificate):
+    """Base of the certificates that bound ``rank_eps(A)`` from above (``rank_eps(A) <= rank``)."""
+
+    bounds: ClassVar[str] = "upper"
+
+
+def _advertised(cert) -> int | None:
+    """The certificate's advertised ``rank`` as an int (``None`` if it is not an integer)."""
+    try:
+        return count_value("rank", cert.rank)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def _plain(x) -> np.ndarray:
+    """Stored data as a plain ndarray (never a subclass, whose ``shape`` could lie)."""
+    arr = np.asarray(x)
+    return arr if type(arr) is np.ndarray else np.array(arr, subok=False)
+
+
 @dataclass
-class ClusterMassCertificate:
-    r"""Cluster-mass lower certificate: ``rank_eps(A) >= len(rows)``.
+class GroupedLowerCertificate(LowerCertificate):
+    r"""Lower certificate stored as rows :math:`i_1..i_k` and pairwise disjoint key groups.
+
+    The groups define the aggregation :math:`G \in \{0,1\}^{m\times k}` (:math:`G_{jb} = 1` iff
+    :math:`j \in G_b`, so :math:`\|G\|_{\infty\to\infty} \le 1`) and the k x k matrix
+    :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`. Each subclass states the
+    condition on ``M`` that proves :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``) and
+    the rounding margins its test needs; the parsing of rows and groups is shared.
+
+    Attributes
+    ----------
+    rows : list of int, length k
+    groups : list of list of int, length k
+    """
+
+    rows: list = field(default_factory=list)
+    groups: list = field(default_factory=list)
+    kind: str = "grouped"
+    #: whether an empty key group is refused as malformed
+    nonempty_groups: ClassVar[bool] = False
+
+    @property
+    def rank(self) -> int:
+        """``k``, the number of stored rows (counted on the plain array, not by ``len``)."""
+        return int(_plain(self.rows).size)
+
+    def _parse(self, n: int, m: int):
+        """Stored rows and groups as plain int64 index vectors (raises on malformed data)."""
+        rows = index_array("rows", _plain(self.rows), n)
+        if not isinstance(self.groups, (list, tuple)):
+            raise ValueError("groups must be a list of index sequences")
+        groups = [index_array(f"groups[{b}]", _plain(g), m) for b, g in enumerate(list(self.groups))]
+        if len(groups) != rows.size:
+            raise ValueError(f"{rows.size} rows but {len(groups)} groups")
+        if self.nonempty_groups and any(g.size == 0 for g in groups):
+            raise ValueError("key groups must be non-empty")
+        flat = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+        if np.unique(flat).size != flat.size:
+            raise ValueError("key groups must be pairwise disjoint")
+        return rows, groups
+
+    def mass_matrix(self, A, block: int = 256) -> np.ndarray:
+        r"""The k x k matrix ``M[a, b] = sum(A[rows[a], groups[b]])``.
+
+        Cost :math:`O(k \cdot \sum_b |G_b|)` time and :math:`O(\text{block}\cdot m)` extra
+        memory. Groups may be empty or overlap here (``verify`` refuses overlaps).
+        """
+        A = real_matrix("A", A)
+        rows = _plain(self.rows).astype(np.int64)
+        groups = [_plain(g).astype(np.int64) for g in self.groups]
+        return _mass_matrix(A, rows, groups, block)
+
+    def _holds(self, A: np.ndarray, eps: float, rows: np.ndarray, groups: list) -> bool:
+        """The subclass's condition on the parsed data (``rows`` non-empty, ``eps < 1``)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``k`` (the number of parsed rows) when the condition holds; ``None`` otherwise."""
+        A, eps = _arguments(A, eps)
+        parsed = parse_stored(self._parse, *A.shape)
+        if parsed is None:
+            return None
+        rows, groups = parsed
+        if rows.size == 0:
+            return 0
+        if not eps < 1:
+            return None
+        return int(rows.size) if self._holds(A, eps, rows, groups) else None
+
+
+def _mass_matrix(A: np.ndarray, rows: np.ndarray, groups: list, block: int = 256) -> np.ndarray:
+    """``M = A_S G`` for index vectors ``rows`` and ``groups``, rows gathered ``block`` at a time."""
+    k = rows.size
+    M = np.zeros((k, len(groups)))
+    sizes = np.array([g.size for g in groups], dtype=np.int64)
+    nonempty = np.flatnonzero(sizes)
+    if k == 0 or nonempty.size == 0:
+        return M
+    cols = np.concatenate([groups[b] for b in nonempty])
+    starts = np.concatenate([[0], np.cumsum(sizes[nonempty])[:-1]])
+    for s in range(0, k, block):
+        sub = A[rows[s:s + block]][:, cols]
+        M[s:s + block, nonempty] = np.add.reduceat(sub, starts, axis=1)
+    return M
+
+
+@dataclass
+class ClusterMassCertificate(GroupedLowerCertificate):
+    r"""Cluster-mass lower certificate: ``rank_eps(A) >= len(rows)`` (:ref:`prop-cluster-mass`).
 
     With :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}` for rows :math:`i_1..i_k` and pairwise
     disjoint key groups :math:`G_1..G_k`, the condition
@@ -78,53 +254,11 @@ class ClusterMassCertificate:
     groups : list of list of int, length k
     """
 
-    rows: list = field(default_factory=list)
-    groups: list = field(default_factory=list)
     kind: str = "cluster-mass"
-
-    @property
-    def rank(self) -> int:
-        return len(self.rows)
-
-    def _parse(self, n: int, m: int):
-        """Stored rows and groups as index vectors (raises on malformed data)."""
-        rows = index_array("rows", self.rows, n)
-        groups = [index_array(f"groups[{b}]", g, m) for b, g in enumerate(self.groups)]
-        if len(groups) != rows.size:
-            raise ValueError(f"{rows.size} rows but {len(groups)} groups")
-        flat = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
-        if np.unique(flat).size != flat.size:
-            raise ValueError("key groups must be pairwise disjoint")
-        return rows, groups
-
-    def mass_matrix(self, A, block: int = 256) -> np.ndarray:
-        r"""The k x k matrix ``M[a, b] = sum(A[rows[a], groups[b]])``.
-
-        Cost :math:`O(k \cdot \sum_b |G_b|)` time and :math:`O(\text{block}\cdot m)` extra
-        memory: the selected rows are gathered ``block`` at a time and each group's columns are
-        summed with one ``add.reduceat`` over the concatenated group indices. Groups may be
-        empty or overlap here (``verify`` refuses overlaps).
-        """
-        A = real_matrix("A", A)
-        k = len(self.rows)
-        M = np.zeros((k, k))
-        sizes = np.array([len(g) for g in self.groups], dtype=np.int64)
-        nonempty = np.flatnonzero(sizes)
-        if k == 0 or nonempty.size == 0:
-            return M
-        cols = np.concatenate([np.asarray(self.groups[b], dtype=np.int64) for b in nonempty])
-        starts = np.concatenate([[0], np.cumsum(sizes[nonempty])[:-1]])
-        rows = np.asarray(self.rows, dtype=np.int64)
-        for s in range(0, k, block):
-            sub = A[rows[s:s + block]][:, cols]
-            M[s:s + block, nonempty] = np.add.reduceat(sub, starts, axis=1)
-        return M
 
     def defects(self, A) -> np.ndarray:
         r"""Per selected row: :math:`|1 - M_{aa}| + \sum_{b\ne a}|M_{ab}|` (must stay below 1 - eps)."""
-        M = self.mass_matrix(A)
-        absM = np.abs(M)
-        return np.abs(1.0 - np.diag(M)) + absM.sum(axis=1) - np.diag(absM)
+        return _defects(self.mass_matrix(A))
 
     def margins(self, A) -> np.ndarray:
         r"""Per selected row, the rounding margin :math:`4\gamma_{m+k+5}(\sum_j|A_{i_a j}| + 2)`.
@@ -141,24 +275,21 @@ class ClusterMassCertificate:
         nothing.
         """
         A = real_matrix("A", A)
-        rows = np.asarray(self.rows, dtype=np.int64)
-        s = row_l1_blockwise(A[rows]) if rows.size else np.zeros(0)
-        return 4 * gamma(A.shape[1] + rows.size + 5) * (s + 2.0)
+        return _margins(A, _plain(self.rows).astype(np.int64))
 
-    def verify(self, A, eps: float) -> bool:
-        """Recheck ``rank_eps(A) >= len(rows)`` from the stored rows and groups alone.
+    def _holds(self, A, eps, rows, groups) -> bool:
+        defects = _defects(_mass_matrix(A, rows, groups))
+        return bool(np.all(defects < 1.0 - eps - _margins(A, rows)))
 
-        ``False`` for malformed rows / groups (see the module docstring) or a failed condition.
-        """
-        A, eps = _arguments(A, eps)
-        n, m = A.shape
-        if parse_stored(self._parse, n, m) is None:
-            return False
-        if len(self.rows) == 0:
-            return True
-        if not eps < 1:
-            return False
-        return bool(np.all(self.defects(A) < 1.0 - eps - self.margins(A)))
+
+def _defects(M: np.ndarray) -> np.ndarray:
+    absM = np.abs(M)
+    return np.abs(1.0 - np.diag(M)) + absM.sum(axis=1) - np.diag(absM)
+
+
+def _margins(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    s = row_l1_blockwise(A[rows]) if rows.size else np.zeros(0)
+    return 4 * gamma(A.shape[1] + rows.size + 5) * (s + 2.0)
 
 
 def frobenius_budget(rows: int, eps: float) -> float:
@@ -254,7 +385,7 @@ def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
 
 
 @dataclass
-class FrobeniusTailCertificate:
+class FrobeniusTailCertificate(LowerCertificate):
     r"""Frobenius-tail lower certificate: ``rank_eps(A) >= rank`` (:ref:`prop-frobenius-tail`).
 
     For :math:`\|E\| \le \varepsilon` and *distinct* rows S and columns T,
@@ -290,30 +421,34 @@ class FrobeniusTailCertificate:
         """``A[rows][:, cols]`` after checking the stored indices (``ValueError`` if malformed)."""
         A = real_matrix("A", A)
         _, rows, cols = self._parse(*A.shape)
-        S = A if rows is None else A[rows]
-        return S if cols is None else S[:, cols]
+        return _submatrix(A, rows, cols)
 
-    def verify(self, A, eps: float) -> bool:
-        """Recheck the claimed rank on ``A``; ``False`` for malformed data or a failed condition."""
+    def certified_rank(self, A, eps: float) -> int | None:
+        """The stored rank when the proven tail bound exceeds the budget; ``None`` otherwise."""
         A, eps = _arguments(A, eps)
         parsed = parse_stored(self._parse, *A.shape)
         if parsed is None:
-            return False
-        rank = parsed[0]
+            return None
+        rank, rows, cols = parsed
         if rank == 0:
-            return True
-        S = self.submatrix(A)
+            return 0
+        S = _submatrix(A, rows, cols)
         if rank > min(S.shape):
-            return False
+            return None
         try:
             t = frobenius_tail_bounds(S)
         except np.linalg.LinAlgError:  # the SVD did not converge: nothing is certified
-            return False
-        return bool(t[rank - 1] > frobenius_budget(S.shape[0], eps))
+            return None
+        return rank if t[rank - 1] > frobenius_budget(S.shape[0], eps) else None
+
+
+def _submatrix(A: np.ndarray, rows, cols) -> np.ndarray:
+    S = A if rows is None else A[rows]
+    return S if cols is None else S[:, cols]
 
 
 @dataclass
-class NormCertificate:
+class NormCertificate(LowerCertificate):
     """Trivial lower certificate: ``rank_eps(A) >= 1`` because ``B = 0`` has error ``||A|| > eps``.
 
     Attributes
@@ -334,21 +469,21 @@ class NormCertificate:
             raise ValueError(f"a norm certificate claims rank 0 or 1, got {rank}")
         return rank, int(index_array("row", [self.row], n)[0]) if rank else 0
 
-    def verify(self, A, eps: float) -> bool:
-        """``True`` iff the stored row's exact l1 mass provably exceeds ``eps`` (or rank is 0)."""
+    def certified_rank(self, A, eps: float) -> int | None:
+        """1 when the stored row's exact l1 mass provably exceeds ``eps``, 0 for rank 0."""
         A, eps = _arguments(A, eps)
         parsed = parse_stored(self._parse, A.shape[0])
         if parsed is None:
-            return False
+            return None
         rank, i = parsed
         if rank == 0:
-            return True
+            return 0
         s, rnd = row_l1_blockwise(A[i:i + 1], bound=True)
-        return bool(s[0] - 2 * rnd[0] > eps)
+        return 1 if s[0] - 2 * rnd[0] > eps else None
 
 
 @dataclass
-class SubspaceCertificate:
+class SubspaceCertificate(UpperCertificate):
     r"""Upper certificate: an explicit ``B = L @ R`` with ``||A - B|| <= eps``, so ``rank_eps(A) <= k``.
 
     ``verify`` computes each row's error with the proven rounding bound of
@@ -370,7 +505,8 @@ class SubspaceCertificate:
 
     @property
     def rank(self) -> int:
-        return int(np.shape(self.L)[1])
+        """``k``, the columns of ``L`` (of the plain array: a subclass's ``shape`` is not read)."""
+        return int(_plain(self.L).shape[1])
 
     def _parse(self, n: int, m: int):
         L = real_array("L", self.L, ndim=2)
@@ -385,27 +521,33 @@ class SubspaceCertificate:
         L, R = self._parse(*A.shape)
         return row_l1_blockwise(A, L if L.shape[1] else None, R, block=block, bound=True)
 
-    def verify(self, A, eps: float) -> bool:
-        """Recheck ``max_i sum_j |A - LR|_ij <= eps`` on the stored float ``A``, exactly."""
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``k`` (columns of the parsed ``L``) when ``max_i sum_j |A - LR|_ij <= eps`` holds
+        exactly on the stored float ``A``; ``None`` otherwise."""
         A, eps = _arguments(A, eps)
         parsed = parse_stored(self._parse, *A.shape)
         if parsed is None:
-            return False
+            return None
         L, R = parsed
-        if A.shape[0] == 0:
-            return True
-        if L.shape[1] == 0:
-            return row_l1_at_most(A, eps)
-        err, rnd = row_l1_blockwise(A, L, R, bound=True)
-        if not (np.isfinite(err).all() and np.isfinite(rnd).all()):
-            return False
-        if np.any(err - 2 * rnd > eps):
-            return False
-        unsure = np.flatnonzero(err + 2 * rnd > eps)
-        if np.count_nonzero(L[unsure]) * A.shape[1] > 4_000_000:
-            return False  # too many rows within rounding of eps to settle exactly: refuse
-        target = Fraction(eps)
-        return all(_exact_row_error(A[i], L[i], R) <= target for i in unsure)
+        return L.shape[1] if _factorisation_meets(A, L, R, eps) else None
+
+
+def _factorisation_meets(A: np.ndarray, L: np.ndarray, R: np.ndarray, eps: float) -> bool:
+    """Exact test of ``max_i sum_j |A - LR|_ij <= eps`` for checked plain factors."""
+    if A.shape[0] == 0:
+        return True
+    if L.shape[1] == 0:
+        return row_l1_at_most(A, eps)
+    err, rnd = row_l1_blockwise(A, L, R, bound=True)
+    if not (np.isfinite(err).all() and np.isfinite(rnd).all()):
+        return False
+    if np.any(err - 2 * rnd > eps):
+        return False
+    unsure = np.flatnonzero(err + 2 * rnd > eps)
+    if np.count_nonzero(L[unsure]) * A.shape[1] > 4_000_000:
+        return False  # too many rows within rounding of eps to settle exactly: refuse
+    target = Fraction(eps)
+    return all(_exact_row_error(A[i], L[i], R) <= target for i in unsure)
 
 
 def _exact_row_error(a: np.ndarray, l: np.ndarray, R: np.ndarray) -> Fraction:

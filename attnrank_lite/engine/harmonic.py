@@ -23,12 +23,17 @@ product ``x_k * column``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from .certificates import SubspaceCertificate, search_target
 from .checks import gamma, real_matrix
 from .checks import log_weights as _check_log_weights
+from .row_source import evenly_spaced_rows
 
-__all__ = ["HarmonicBasis", "harmonic_upper_bound", "nested_projection_search", "SPHERE_TOL"]
+__all__ = ["HarmonicBasis", "HarmonicCertificate", "harmonic_upper_bound", "nested_projection_search",
+           "SPHERE_TOL"]
 
 #: keys count as "on the unit sphere" when ``| |k| - 1 | <= SPHERE_TOL``
 SPHERE_TOL = 1e-8
@@ -258,7 +263,7 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
     eps_list = [float(e) for e in eps_values]
     if not cuts:
         return [None] * len(eps_list)
-    sample_idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    sample_idx = evenly_spaced_rows(n, sample)
     absR1 = None  # row sums of |V^T|, i.e. |R| 1
     results: list = [None] * len(eps_list)
     floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
@@ -281,7 +286,7 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
             del E, Ps, As
         cand = {}
         for e in todo:
-            target = eps_list[e] * (1 - 1e-9) - 1e-14
+            target = search_target(eps_list[e])
             ok = [i for i in range(floor[e], len(cuts)) if smax[i] <= target]
             if ok:
                 cand[e] = ok[0]
@@ -332,6 +337,21 @@ def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_valu
     return results
 
 
+@dataclass
+class HarmonicCertificate(SubspaceCertificate):
+    r"""A subspace certificate ``B = (A V_L) V_L^T`` whose ``V_L`` spans the polynomials of degree
+    ``<= L`` on the keys (:ref:`thm-sphere-upper`); checked like any subspace certificate.
+
+    Attributes
+    ----------
+    degree : int
+        ``L`` (for the reader, like ``source``; ``verify`` checks the factorisation, not how it
+        was built).
+    """
+
+    degree: int = 0
+
+
 def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
     return [basis.dimension(L) for L in range(L_max + 1)]
 
@@ -341,17 +361,13 @@ def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int =
     r"""Harmonic certificates of the smallest degree found, one per eps (shared passes).
 
     The degree is grown until the sample rows meet the smallest eps at some degree, then
-    :func:`nested_projection_search` certifies. Returns a list of
-    :class:`~attnrank_lite.engine.certificates.SubspaceCertificate` (or ``None``) with ``source``
-    ``"harmonic degree L"`` and an added attribute ``degree``.
+    :func:`nested_projection_search` certifies. Returns a list of :class:`HarmonicCertificate`
+    (or ``None``) with ``source`` ``"harmonic degree L"`` and ``degree`` ``L``.
     """
-    from .certificates import SubspaceCertificate
-
     eps_list = [float(e) for e in eps_values]
     m = basis.m
-    sample_idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
-    As = rows(sample_idx)
-    target = min(eps_list) * (1 - 1e-9) - 1e-14
+    As = rows(evenly_spaced_rows(n, sample))
+    target = search_target(min(eps_list))
     # grow the degree until the sample meets the smallest eps (incremental residual)
     L = 0
     E = As - (As @ basis.columns(0)) @ basis.columns(0).T
@@ -387,9 +403,8 @@ def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int =
         k, Lfac = res
         deg = cuts.index(k)
         # R is a view of the basis (no copy): the basis is only ever appended to
-        cert = SubspaceCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}")
-        cert.degree = deg
-        out.append(cert)
+        out.append(HarmonicCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}",
+                                       degree=deg))
     return out
 
 

@@ -20,14 +20,14 @@ Verification is rigorous: with an approximate inverse ``X`` of the computed ``M`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from .certificates import ClusterMassCertificate
+from .certificates import GroupedLowerCertificate
 from .checks import (
     eps_value,
     gamma,
-    index_array,
     parse_stored,
     real_matrix,
 )
@@ -93,11 +93,12 @@ def _aggregate(rows_of, S: np.ndarray, labels: np.ndarray, p: int, block: int = 
 
 
 @dataclass
-class NeumannCertificate(ClusterMassCertificate):
+class NeumannCertificate(GroupedLowerCertificate):
     r"""Neumann lower certificate: ``rank_eps(A) >= len(rows)`` when :math:`\|M^{-1}\|\varepsilon < 1`.
 
-    Same stored data as :class:`~attnrank_lite.engine.certificates.ClusterMassCertificate` (rows and
-    pairwise disjoint, non-empty key groups), weaker condition (see the module docstring).
+    Stored like every :class:`~attnrank_lite.engine.certificates.GroupedLowerCertificate` (rows
+    and pairwise disjoint key groups, here also non-empty); its condition is the inverse-norm
+    bound of the module docstring, checked with the rigorous margin of :func:`inverse_norm_bound`.
 
     Attributes
     ----------
@@ -105,50 +106,30 @@ class NeumannCertificate(ClusterMassCertificate):
     groups : list of list of int, length p
     """
 
-    kind: str = "neumann"  # rows and groups are the inherited fields
-
-    def _parse_neumann(self, n: int, m: int):
-        rows = index_array("rows", self.rows, n)
-        if not isinstance(self.groups, (list, tuple)):
-            raise ValueError("groups must be a list of index sequences")
-        groups = [index_array(f"groups[{b}]", g, m) for b, g in enumerate(self.groups)]
-        if len(groups) != rows.size:
-            raise ValueError(f"{rows.size} rows but {len(groups)} groups")
-        if any(g.size == 0 for g in groups):
-            raise ValueError("key groups must be non-empty")
-        flat = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
-        if np.unique(flat).size != flat.size:
-            raise ValueError("key groups must be pairwise disjoint")
-        labels = np.full(m, -1, dtype=np.int64)
-        for b, g in enumerate(groups):
-            labels[g] = b
-        return rows, labels
+    kind: str = "neumann"
+    nonempty_groups: ClassVar[bool] = True
 
     def inverse_norm_bound(self, A) -> float:
         r"""Rigorous upper bound on :math:`\|M^{-1}\|_{\infty\to\infty}` for ``M = A_S G``
         (``inf`` when none can be certified or the stored data are malformed)."""
         A = real_matrix("A", A)
-        parsed = parse_stored(self._parse_neumann, *A.shape)
+        parsed = parse_stored(self._parse, *A.shape)
         if parsed is None:
             return float("inf")
-        rows, labels = parsed
-        return _bound_from_rows(lambda idx: A[idx], rows, labels, A.shape[1])
+        rows, groups = parsed
+        return _bound_from_rows(lambda idx: A[idx], rows, _labels(groups, A.shape[1]), A.shape[1])
 
-    def verify(self, A, eps: float) -> bool:
-        """Recheck ``rank_eps(A) >= len(rows)`` from the stored rows and groups alone.
-
-        ``A`` must be a finite real matrix and ``eps`` a finite number ``>= 0`` (else an error
-        naming the argument); malformed stored data give ``False``.
-        """
-        A = real_matrix("A", A)
-        eps = eps_value(eps)
-        parsed = parse_stored(self._parse_neumann, *A.shape)
-        if parsed is None:
-            return False
-        rows, labels = parsed
-        if rows.size == 0:
-            return True
+    def _holds(self, A, eps, rows, groups) -> bool:
+        labels = _labels(groups, A.shape[1])
         return _condition(_bound_from_rows(lambda idx: A[idx], rows, labels, A.shape[1]), eps)
+
+
+def _labels(groups: list, m: int) -> np.ndarray:
+    """Key labels of disjoint index groups: ``labels[j] = b`` for ``j`` in group ``b``, else -1."""
+    labels = np.full(m, -1, dtype=np.int64)
+    for b, g in enumerate(groups):
+        labels[g] = b
+    return labels
 
 
 def _bound_from_rows(rows_of, rows: np.ndarray, labels: np.ndarray, m: int) -> float:

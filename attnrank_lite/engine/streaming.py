@@ -30,6 +30,8 @@ from .checks import eps_value, finite_nonnegative, gamma
 from .checks import log_weights as _check_log_weights
 from .harmonic import HarmonicBasis, harmonic_search, nested_projection_search
 from .neumann import farthest_point_order, neumann_search
+from .row_source import evenly_spaced_rows
+from .upper import identity_certificate
 
 __all__ = ["point_bracket", "point_brackets", "FROBENIUS_LIMIT", "SVD_LIMIT"]
 
@@ -149,7 +151,7 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
                 lower = cm
 
             if frob_rows is None:
-                frob_rows = np.unique(np.linspace(0, n - 1, min(n, _FROB_ROWS)).round().astype(np.int64))
+                frob_rows = evenly_spaced_rows(n, _FROB_ROWS)
                 frob_S = rows_of(frob_rows)
             fr = frobenius_tail_lower_bound(frob_S, eps)
             if fr.rank > lower.rank:
@@ -173,22 +175,9 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
                                                  source=f"streamed randomized SVD (l={l})")
         for e, up in zip(need, ups):
             if up is None:
-                up = _identity_rows(rows_of, n, m, block)
+                up = identity_certificate(rows_of, n, m, block)
             out[e] = RankBracket(eps_list[e], lowers[e], up)
     return out
-
-
-def _identity_rows(rows_of, n, m, block):
-    """``B = A`` itself (the factorisation ``I @ A`` or ``A @ I``), built from row blocks."""
-    if n <= m:
-        A = np.empty((n, m))
-        for s in range(0, n, block):
-            A[s:s + block] = rows_of(slice(s, s + block))
-        return SubspaceCertificate(np.eye(n), A, source="identity")
-    A = np.empty((n, m))
-    for s in range(0, n, block):
-        A[s:s + block] = rows_of(slice(s, s + block))
-    return SubspaceCertificate(A, np.eye(m), source="identity")
 
 
 def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,

@@ -119,7 +119,7 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
         One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
         upper_source, degree, verified.
     """
-    from ..engine.harmonic import HarmonicBasis
+    from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
     X = np.asarray(X, dtype=np.float64)
@@ -139,7 +139,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
             rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
                          "upper": b.upper, "lower_kind": b.lower_kind,
                          "upper_source": b.upper_certificate.source,
-                         "degree": getattr(b.upper_certificate, "degree", None),
+                         "degree": (b.upper_certificate.degree
+                                    if isinstance(b.upper_certificate, HarmonicCertificate) else None),
                          "verified": True if A is None else bool(b.verify(A, b.eps))})
         del A, bs  # free the factors before the next beta (they can be GBs at n = 20,000)
     return pd.DataFrame(rows)

@@ -35,12 +35,13 @@ from ..engine.attention import (
     row_softmax,
     softmax_attention,
 )
-from ..engine.certificates import gamma
+from ..engine.certificates import UpperCertificate
 from ..engine.checks import (
     UNIT_ROUNDOFF,
     count_value,
     eps_value,
     finite_nonnegative,
+    gamma,
     parse_stored,
     real_matrix,
 )
@@ -234,7 +235,7 @@ def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, g
 
 
 @dataclass
-class PolynomialCertificate:
+class PolynomialCertificate(UpperCertificate):
     r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le \binom{r+D}{D}` from per-row polynomials.
 
     Attributes
@@ -307,6 +308,10 @@ class PolynomialCertificate:
             return True
         err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
         return bool(np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps))
+
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``count`` when :meth:`verify` holds (it checks ``count`` against the parsed data)."""
+        return int(self.count) if self.verify(A, eps) else None
 
     def as_dict(self) -> dict:
         return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
