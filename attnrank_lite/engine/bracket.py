@@ -16,7 +16,10 @@ import numpy as np
 
 from .certificates import (
     GroupedLowerCertificate,
+    LowerCertificate,
     SubspaceCertificate,
+    UpperCertificate,
+    advertised_rank,
     frobenius_budget,
     frobenius_tail_bounds,
 )
@@ -85,17 +88,28 @@ class RankBracket:
     def verify(self, A, eps: float | None = None) -> bool:
         """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
 
+        Each slot accepts only certificates that bound its side: the lower slot a
+        :class:`~attnrank_lite.engine.certificates.LowerCertificate`, the upper slot an
+        :class:`~attnrank_lite.engine.certificates.UpperCertificate` (a class property, not
+        stored data). The ranks compared are those each certificate's ``certified_rank``
+        derives from its checked data, and they must equal the advertised ``lower`` and
+        ``upper``.
+
         ``eps=None`` uses the stored ``self.eps``. ``A`` must be a finite real matrix and the
         level a finite real number ``>= 0`` (else ``TypeError`` / ``ValueError``); malformed
         certificate data give ``False``.
         """
         eps = eps_value(self.eps if eps is None else eps)
         A = real_matrix("A", A)
-        return bool(
-            self.lower <= self.upper
-            and self.lower_certificate.verify(A, eps)
-            and self.upper_certificate.verify(A, eps)
-        )
+        low, up = self.lower_certificate, self.upper_certificate
+        if not (_bounds(low) == "lower" and _bounds(up) == "upper"):
+            return False
+        lower = low.certified_rank(A, eps)
+        if lower is None:
+            return False
+        upper = up.certified_rank(A, eps)
+        return bool(upper is not None and lower <= upper
+                    and advertised_rank(low) == lower and advertised_rank(up) == upper)
 
     def as_dict(self) -> dict:
         """Summary row for results tables."""
@@ -109,6 +123,18 @@ class RankBracket:
 
     def __repr__(self) -> str:
         return f"RankBracket(eps={self.eps:g}, [{self.lower}, {self.upper}], lower by {self.lower_kind})"
+
+
+def _bounds(cert) -> str:
+    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not a certificate).
+
+    Read from the class (``isinstance``), never from attributes stored on the object.
+    """
+    if isinstance(cert, LowerCertificate) and not isinstance(cert, UpperCertificate):
+        return "lower"
+    if isinstance(cert, UpperCertificate) and not isinstance(cert, LowerCertificate):
+        return "upper"
+    return ""
 
 
 def _best(*certs):

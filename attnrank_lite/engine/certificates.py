@@ -65,6 +65,7 @@ __all__ = [
     "SEARCH_MARGIN",
     "SubspaceCertificate",
     "UpperCertificate",
+    "advertised_rank",
     "frobenius_budget",
     "frobenius_tail_bounds",
     "row_l1_at_most",
@@ -119,7 +120,7 @@ class Certificate:
         """
         A, eps = _arguments(A, eps)
         rank = self.certified_rank(A, eps)
-        return rank is not None and _advertised(self) == rank
+        return rank is not None and advertised_rank(self) == rank
 
 
 class LowerCertificate(Certificate):
@@ -134,7 +135,7 @@ class UpperCertificate(Certificate):
     bounds: ClassVar[str] = "upper"
 
 
-def _advertised(cert) -> int | None:
+def advertised_rank(cert) -> int | None:
     """The certificate's advertised ``rank`` as an int (``None`` if it is not an integer)."""
     try:
         return count_value("rank", cert.rank)

@@ -296,3 +296,97 @@ def test_non_finite_A_is_refused():
         assert refused(cert, B), name
         B[0, 0] = np.inf
         assert refused(cert, B), name
+
+
+# ---------------------------------------------------------------- slots and advertised ranks (issue 17)
+
+def _circle64():
+    """The issue's instance: ``A = softmax_attention(circle_points(64), beta=16)``, bracket [9, 11]."""
+    from attnrank_lite.laws.geometry import circle_points
+
+    X = circle_points(64)
+    return X, softmax_attention(X, beta=16.0)
+
+
+def _identity(A):
+    return SubspaceCertificate(np.eye(A.shape[0]), A.copy(), source="identity")
+
+
+def test_issue_example_bracket_is_nine_to_eleven():
+    _, A = _circle64()
+    b = rank_bracket(A, 0.5)
+    assert (b.lower, b.upper) == (9, 11) and b.verify(A, 0.5)
+
+
+def test_norm_certificate_is_refused_in_the_upper_slot():
+    # NormCertificate(rank=0) verifies on its own; as an upper end it would claim rank_eps(A) <= 0
+    _, A = _circle64()
+    assert NormCertificate(rank=0).verify(A, 0.5)
+    assert refused(RankBracket(0.5, NormCertificate(rank=0), NormCertificate(rank=0)), A, 0.5)
+
+
+def test_identity_subspace_is_refused_in_the_lower_slot():
+    # the identity factorisation verifies as an upper certificate of rank 64; as a lower end it
+    # would claim rank_eps(A) >= 64 while the true rank is at most 11
+    _, A = _circle64()
+    ident = _identity(A)
+    assert ident.verify(A, 0.5) and ident.rank == 64
+    assert refused(RankBracket(0.5, ident, ident), A, 0.5)
+
+
+@pytest.mark.parametrize("cls", GROUP_CLASSES, ids=lambda c: c.__name__)
+def test_empty_grouped_certificate_is_refused_in_the_upper_slot(cls):
+    _, A = _circle64()
+    assert cls().verify(A, 0.5)  # an empty lower certificate claims nothing, and verifies
+    assert refused(RankBracket(0.5, NormCertificate(rank=0), cls()), A, 0.5)
+
+
+def test_polynomial_certificate_is_refused_in_the_lower_slot():
+    X, A = _circle64()
+    poly = polynomial_certificate(X, X, 16.0, 0.5)
+    assert poly.verify(A, 0.5) and poly.rank > 11  # a valid upper bound above the true rank
+    assert refused(RankBracket(0.5, poly, _identity(A)), A, 0.5)
+
+
+def test_polynomial_certificate_is_accepted_in_the_upper_slot():
+    X, A = _circle64()
+    poly = polynomial_certificate(X, X, 16.0, 0.5)
+    b = RankBracket(0.5, rank_bracket(A, 0.5).lower_certificate, poly)
+    assert b.verify(A, 0.5) and b.upper == poly.count
+
+
+class _LyingList(list):
+    """A list whose ``len`` claims more items than it holds."""
+
+    def __len__(self):
+        return 40
+
+
+class _LyingShape(np.ndarray):
+    """An ndarray whose ``.shape`` attribute claims two columns, whatever it holds."""
+
+    @property
+    def shape(self):
+        return (np.asarray(self).shape[0], 2)
+
+
+@pytest.mark.parametrize("cls", GROUP_CLASSES, ids=lambda c: c.__name__)
+def test_rows_with_a_lying_len_do_not_raise_the_claimed_rank(cls):
+    _, A = _circle64()
+    genuine = rank_bracket(A, 0.5)  # [9, 11]: no certificate may claim rank_eps(A) >= 12
+    forged = cls(_LyingList(genuine.lower_rows), [list(g) for g in genuine.lower_groups])
+    assert not (forged.verify(A, 0.5) and forged.rank > genuine.upper)
+    b = RankBracket(0.5, forged, _identity(A))
+    assert not (b.verify(A, 0.5) and b.lower > genuine.upper)
+
+
+def test_factor_with_a_lying_shape_does_not_lower_the_claimed_rank():
+    _, A = _circle64()
+    genuine = rank_bracket(A, 0.5)  # [9, 11]: no certificate may claim rank_eps(A) <= 8
+    L, R = genuine.upper_factors
+    forged = SubspaceCertificate(L.view(_LyingShape), R)
+    assert np.shape(forged.L) == (64, 2)
+    assert not (forged.verify(A, 0.5) and forged.rank < genuine.lower)
+    b = RankBracket(0.5, NormCertificate(rank=0), forged)
+    assert not (b.verify(A, 0.5) and b.upper < genuine.lower)
+
