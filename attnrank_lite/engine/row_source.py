@@ -1,12 +1,25 @@
-r"""Rows of a matrix ``A`` without storing it: the row sample shared by the searches.
+r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`), and the row sample shared
+by the certificate searches (:func:`evenly_spaced_rows`).
 
-(The row-source type of the bracket assembler joins this module.)
+A row source is what every family search and every pass of the bracket assembler
+(:mod:`attnrank_lite.engine.assemble`) reads: the shape ``(n, m)`` and a way to produce any
+rows of ``A``, ``block`` rows at a time. A stored matrix answers with views of itself; queries,
+keys, ``beta`` and key log-weights answer by computing the rows with
+:func:`~attnrank_lite.engine.attention.softmax_attention` (one code path with the dense
+matrix), so that memory stays :math:`O(\text{block}\cdot m)` plus what the caller keeps.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
-__all__ = ["evenly_spaced_rows"]
+from .attention import query_key_pair, softmax_attention
+from .checks import finite_nonnegative, real_matrix
+from .checks import log_weights as _check_log_weights
+
+__all__ = ["RowSource", "evenly_spaced_rows"]
 
 
 def evenly_spaced_rows(n: int, count: int) -> np.ndarray:
@@ -18,3 +31,75 @@ def evenly_spaced_rows(n: int, count: int) -> np.ndarray:
     if n <= 0 or count <= 0:
         return np.zeros(0, dtype=np.int64)
     return np.unique(np.linspace(0, n - 1, min(n, count)).round().astype(np.int64))
+
+
+@dataclass(frozen=True)
+class RowSource:
+    r"""A matrix ``A`` of shape ``(n, m)`` described by its rows, not stored by this object.
+
+    Attributes
+    ----------
+    n, m : int
+        Shape of ``A``.
+    rows : callable
+        ``rows(idx) -> ndarray`` of shape ``(len(idx), m)`` for a slice or an index array.
+    block : int
+        Rows per block in :meth:`blocks` and the passes built on it.
+    matrix : ndarray or None
+        The stored matrix, when there is one (``from_matrix``).
+    points : tuple or None
+        ``(Q, K, beta, log_weights)`` when ``A`` is the attention of points (``from_points``).
+    """
+
+    n: int
+    m: int
+    rows: Callable
+    block: int = 512
+    matrix: np.ndarray | None = None
+    points: tuple | None = None
+
+    @classmethod
+    def from_matrix(cls, A) -> RowSource:
+        """The rows of a stored matrix (views: no copy); passes read it in one block."""
+        A = real_matrix("A", A)
+        n, m = A.shape
+        return cls(n, m, lambda idx: A[idx], block=max(1, n), matrix=A)
+
+    @classmethod
+    def from_points(cls, Q, beta: float, *, K=None, log_weights=None, block: int = 512) -> RowSource:
+        r"""Rows of :math:`A = \mathrm{rowsoftmax}(\beta QK^\top + \mathbf 1\log w^\top)` computed
+        on demand (``K = None``: self-attention)."""
+        Q, K = query_key_pair(Q, K)
+        beta = finite_nonnegative("beta", beta)
+        lw = None if log_weights is None else _check_log_weights(log_weights, K.shape[0])
+        if lw is not None and not np.isfinite(lw).any():
+            raise ValueError("log_weights must have at least one finite entry")
+        if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+            raise ValueError(f"block must be a positive integer, got {block!r}")
+
+        def rows(idx):
+            return softmax_attention(Q[idx], K, beta, lw)
+
+        return cls(Q.shape[0], K.shape[0], rows, block=int(block), points=(Q, K, beta, lw))
+
+    def blocks(self):
+        """``(slice, rows)`` for consecutive blocks of ``block`` rows covering ``0..n-1``."""
+        for s in range(0, self.n, self.block):
+            sl = slice(s, min(self.n, s + self.block))
+            yield sl, self.rows(sl)
+
+    def dense(self) -> np.ndarray:
+        """``A`` as a stored matrix (the stored one, or a new array built block by block)."""
+        if self.matrix is not None:
+            return self.matrix
+        A = np.empty((self.n, self.m))
+        for sl, R in self.blocks():
+            A[sl] = R
+        return A
+
+    def row_masses(self) -> np.ndarray:
+        r"""Computed :math:`\sum_j |A_{ij}|` for every row, one pass."""
+        out = np.empty(self.n)
+        for sl, R in self.blocks():
+            out[sl] = np.abs(R).sum(axis=1)
+        return out

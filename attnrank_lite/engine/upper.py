@@ -5,6 +5,8 @@ import numpy as np
 
 from .certificates import SubspaceCertificate, search_target
 from .norms import row_l1_blockwise
+from .range_finder import POWER_ITERS, randomized_range_finder
+from .row_source import RowSource
 
 __all__ = [
     "exact_factorisation",
@@ -99,25 +101,14 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
     return cert
 
 
-def _range_finder(A: np.ndarray, l: int, power_iters: int, rng) -> np.ndarray:
-    """Orthonormal basis (m x l) approximating the top right-singular subspace of A."""
-    n = A.shape[0]
-    G = rng.standard_normal((n, l))
-    Y = A.T @ G
-    Q, _ = np.linalg.qr(Y)
-    for _ in range(power_iters):
-        Z, _ = np.linalg.qr(A @ Q)
-        Q, _ = np.linalg.qr(A.T @ Z)
-    return Q
-
-
-def randomized_family(A, eps: float, start: int = 32, power_iters: int = 2, seed: int = 0,
+def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                       oversample: int = 10, lo: int = 0):
     r"""Randomized nested family that meets ``eps``, and its certificate.
 
     Doubles the sketch size ``l`` (starting at ``start + oversample``) until the top member
-    ``B_l = A V V^T`` of the family ``B_k = (U_k S_k)(Q W_k)^T`` meets ``eps``; when ``l``
-    reaches half of ``min(n, m)`` the exact SVD family is used instead.
+    ``B_l = A V V^T`` of the family ``B_k = (A V_k) V_k^T`` meets ``eps``, with ``V`` from
+    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; when ``l`` reaches half
+    of ``min(n, m)`` the exact SVD family is used instead.
 
     Returns
     -------
@@ -131,8 +122,9 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = 2, seed
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     full = min(n, m)
-    rng = np.random.default_rng(seed)
+    source = RowSource.from_matrix(A)
     l = max(1, min(full, start + oversample))
+    draw = 0
     while True:
         if l >= full // 2:
             U, S, Vt = np.linalg.svd(A, full_matrices=False)
@@ -141,16 +133,16 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = 2, seed
             if cert is None or not cert.verify(A, eps):
                 return exact_factorisation(A), None
             return cert, fam
-        Q = _range_finder(A, l, power_iters, rng)
-        U, S, Wt = np.linalg.svd(A @ Q, full_matrices=False)
-        fam = (U * S, (Q @ Wt.T).T, f"randomized range finder (l={l})")
+        basis = randomized_range_finder(source, l, power_iters=power_iters, seed=seed + draw)
+        fam = (basis.AV, basis.V.T, f"randomized range finder (l={l})")
         cert = nested_family_search(A, fam[0], fam[1], eps, lo=lo, source=fam[2])
         if cert is not None and cert.verify(A, eps):
             return cert, fam
         l = min(full, 2 * l)
+        draw += 1
 
 
-def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = 2, seed: int = 0,
+def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                            oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
     r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
 

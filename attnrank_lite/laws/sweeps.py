@@ -100,7 +100,7 @@ def bracket_rows(A: np.ndarray, eps_values, points=None, **info) -> list[dict]:
             for b in rank_brackets(A, eps_values, points=points)]
 
 
-def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd=False,
+def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
                 **info) -> pd.DataFrame:
     r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
     from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).

@@ -7,7 +7,8 @@ from attnrank_lite import ClusterMassCertificate, rank_bracket, softmax_attentio
 from attnrank_lite.engine.attention import logit_rounding_bound, logits
 from attnrank_lite.engine.bracket import rank_brackets
 from attnrank_lite.engine.lower import _core_sizes, _largest_free_group, frobenius_tail_lower_bound
-from attnrank_lite.engine.upper import _range_finder
+from attnrank_lite.engine.range_finder import randomized_range_finder
+from attnrank_lite.engine.row_source import RowSource
 from attnrank_lite.laws.geometry import fibonacci_sphere, gaussian_ball
 
 
@@ -105,7 +106,7 @@ def test_frobenius_shortcut_agrees_with_exact_spectrum():
 def test_ritz_values_never_exceed_singular_values():
     # why the Frobenius bound must not use a randomized subspace: sigma_i(A Q) <= sigma_i(A)
     A = softmax_attention(fibonacci_sphere(300), beta=20.0)
-    Q = _range_finder(A, 40, 1, np.random.default_rng(0))
+    Q = randomized_range_finder(RowSource.from_matrix(A), 40, power_iters=1).V
     ritz = np.linalg.svd(A @ Q, compute_uv=False)
     exact = np.linalg.svd(A, compute_uv=False)[:40]
     assert np.all(ritz <= exact * (1 + 1e-12) + 1e-15)

@@ -1,0 +1,137 @@
+r"""The one randomized range finder (Halko, Martinsson and Tropp, *SIAM Review* 53, 2011,
+Algorithms 4.3/4.4 and 5.1), fed by the row blocks of a :class:`~attnrank_lite.engine.row_source.RowSource`.
+
+It serves the SVD upper family of a stored matrix (:mod:`attnrank_lite.engine.upper`) and of a
+matrix streamed from points (:mod:`attnrank_lite.engine.assemble`) alike, the way scikit-learn's
+``randomized_range_finder`` serves ``randomized_svd``, PCA and TruncatedSVD.
+
+With a Gaussian :math:`G` (n x l, ``l = size``) it forms :math:`W_0 = \mathrm{orth}(A^\top G)`,
+then ``power_iters`` times :math:`W \leftarrow \mathrm{orth}(A^\top A W)` (one pass over the
+row blocks each: every block ``R`` gives ``R.T @ (R @ W)``), and finally the Rayleigh–Ritz step
+on :math:`P = AW`: with :math:`P^\top P = Z \Sigma^2 Z^\top` (eigenvalues decreasing),
+:math:`V = WZ` has orthonormal columns ordered like the top right-singular vectors of ``A``,
+and :math:`AV = PZ`. The subspace is that of Algorithm 4.4 with ``q = power_iters``; each
+re-orthonormalisation is a Cholesky QR, twice (two small Gram matrices and a triangular solve),
+with a Householder QR when the Gram matrix is too ill-conditioned for it. Only the
+``m x l`` and ``l x l`` matrices are factorised: nothing of size ``n x l`` is.
+
+Nothing here is trusted by a certificate: the basis only proposes factorisations, which the
+searches verify with proven rounding margins.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .row_source import RowSource
+
+__all__ = ["RitzBasis", "cholesky_qr2", "orthonormalize", "randomized_range_finder"]
+
+#: power iterations by default (HMT: "q = 1 or 2 is usually enough" for decaying spectra)
+POWER_ITERS = 2
+
+
+def cholesky_qr2(C: np.ndarray, tiny: float):
+    r"""Cholesky QR, twice: ``C = Q R`` with ``Q`` orthonormal to rounding level when
+    :math:`\kappa(C)` is modest. Returns ``(Q, |diag R|)``, or ``(None, None)`` when the Cholesky
+    factorisation fails or some :math:`|R_{jj}|` is at most ``tiny`` (use Householder QR then)."""
+    if C.shape[1] == 0:
+        return None, None
+    try:
+        Lc = np.linalg.cholesky(C.T @ C)
+    except np.linalg.LinAlgError:
+        return None, None
+    diag = np.abs(np.diag(Lc))
+    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
+        return None, None
+    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
+    try:
+        L2 = np.linalg.cholesky(Q.T @ Q)
+    except np.linalg.LinAlgError:
+        return None, None
+    Q = Q @ np.linalg.inv(L2).T
+    return np.asfortranarray(Q), diag
+
+
+def orthonormalize(C: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the columns of ``C`` (same shape): Cholesky QR twice when the
+    columns are well enough conditioned (``|R_jj| > 1e-7 max_j |c_j|``), else Householder QR."""
+    if C.shape[1] == 0:
+        return C.copy()
+    scale = float(np.sqrt((C * C).sum(axis=0).max()))
+    Q, _ = cholesky_qr2(C, 1e-7 * max(scale, 1e-300))
+    if Q is None:
+        Q, _ = np.linalg.qr(C)
+    return Q
+
+
+@dataclass
+class RitzBasis:
+    """Result of :func:`randomized_range_finder`.
+
+    Attributes
+    ----------
+    V : ndarray, shape (m, l)
+        Orthonormal columns, ordered by decreasing Ritz value (approximate top right-singular
+        vectors of ``A``).
+    AV : ndarray, shape (n, l)
+        ``A @ V`` (computed in the last pass).
+    sigma : ndarray, shape (l,)
+        Ritz values (approximate singular values), decreasing.
+    """
+
+    V: np.ndarray
+    AV: np.ndarray
+    sigma: np.ndarray
+
+
+def randomized_range_finder(source: RowSource, size: int, *, power_iters: int = POWER_ITERS,
+                            seed: int = 0, dtype=np.float32) -> RitzBasis:
+    r"""Randomized approximation of the top-``size`` right-singular subspace of ``A``.
+
+    Parameters
+    ----------
+    source : RowSource
+        ``A`` (stored or streamed); ``2 + power_iters`` passes over its row blocks.
+    size : int
+        ``l``, the number of columns (the caller adds its oversampling), ``1 <= l <= min(n, m)``.
+    power_iters : int
+        ``q``, the subspace iterations on :math:`A^\top A`.
+    seed : int
+        Seed of the Gaussian test matrix (the result is deterministic).
+    dtype : numpy dtype
+        Precision of the passes' matrix products (float32 by default: half the time of
+        float64; the basis only proposes a subspace, and its directions matter down to
+        singular values far above float32's rounding level for the book's error levels).
+        The Ritz step and the returned arrays are float64.
+
+    Returns
+    -------
+    RitzBasis
+    """
+    n, m = source.n, source.m
+    l = int(min(max(1, size), n, m))
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((n, l)).astype(dtype)
+    Y = np.zeros((m, l), dtype=dtype)
+    for sl, R in source.blocks():
+        Y += R.astype(dtype, copy=False).T @ G[sl]
+    del G
+    W = orthonormalize(Y.astype(np.float64))  # float64, orthonormal to rounding level
+    for _ in range(int(power_iters)):
+        Y[:] = 0
+        Wd = W.astype(dtype)
+        for _, R in source.blocks():
+            R = R.astype(dtype, copy=False)
+            Y += R.T @ (R @ Wd)
+        W = orthonormalize(Y.astype(np.float64))
+    P = np.empty((n, l))
+    Wd = W.astype(dtype)
+    for sl, R in source.blocks():
+        P[sl] = R.astype(dtype, copy=False) @ Wd
+    gram = P.T @ P
+    vals, Z = np.linalg.eigh((gram + gram.T) / 2)
+    order = np.argsort(vals)[::-1]
+    Z = Z[:, order]
+    return RitzBasis(V=np.ascontiguousarray(W @ Z), AV=P @ Z, sigma=np.sqrt(np.maximum(vals[order], 0.0)))
