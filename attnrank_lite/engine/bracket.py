@@ -26,7 +26,7 @@ from .certificates import (
 from .checks import eps_value, real_matrix
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
 from .row_source import evenly_spaced_rows
-from .upper import nested_family_search, randomized_family, svd_upper_bound
+from .upper import nested_certificate, randomized_family, svd_upper_bound
 
 __all__ = ["DENSE_LIMIT", "RankBracket", "rank_bracket", "rank_brackets"]
 
@@ -255,9 +255,7 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
             if geo is not None and geo.upper[idx] is not None and not geo.svd_affordable(idx, max(32, 2 * lower.rank)):
                 upper = geo.upper[idx]  # high rank: the harmonic family alone (no dense-SVD fallback)
             elif family is not None:
-                upper = nested_family_search(A, family[0], family[1], eps, lo=lower.rank - 1, source=family[2])
-                if upper is not None and not upper.verify(A, eps):
-                    upper = None
+                upper = nested_certificate(A, family[0], eps, lo=lower.rank - 1, source=family[1])
             if upper is None:
                 upper, fam = randomized_family(A, eps, start=max(32, 2 * lower.rank), seed=seed,
                                                lo=lower.rank - 1)

@@ -11,6 +11,7 @@ import numpy as np
 from .checks import real_matrix
 from .harmonic import HarmonicBasis, harmonic_search
 from .neumann import neumann_lower_bound
+from .row_source import RowSource
 
 __all__ = ["GeometricCertificates", "geometric_certificates"]
 
@@ -68,7 +69,7 @@ def geometric_certificates(A, points, eps_values, basis: HarmonicBasis | None = 
             basis = HarmonicBasis(P)
         live = [i for i, e in enumerate(eps_list) if e < 1]
         lo = max(0, min((lower[i].rank for i in live), default=0) - 1)
-        found = harmonic_search(lambda idx: A[idx], n, basis, [eps_list[i] for i in live], lo=lo)
+        found = harmonic_search(RowSource.from_matrix(A), basis, [eps_list[i] for i in live], lo=lo)
         for i, c in zip(live, found):
             upper[i] = c
     return GeometricCertificates(lower, upper, min(n, m))

@@ -28,12 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .certificates import SubspaceCertificate, search_target
-from .checks import gamma, real_matrix
 from .checks import log_weights as _check_log_weights
-from .row_source import evenly_spaced_rows
+from .checks import real_matrix
+from .nested import nested_family_search
+from .range_finder import cholesky_qr2
+from .row_source import RowSource, evenly_spaced_rows
 
-__all__ = ["HarmonicBasis", "HarmonicCertificate", "harmonic_upper_bound", "nested_projection_search",
-           "SPHERE_TOL"]
+__all__ = ["HarmonicBasis", "HarmonicCertificate", "harmonic_search", "harmonic_upper_bound", "SPHERE_TOL"]
 
 #: keys count as "on the unit sphere" when ``| |k| - 1 | <= SPHERE_TOL``
 SPHERE_TOL = 1e-8
@@ -166,7 +167,7 @@ class HarmonicBasis:
         for _ in range(2):  # classical Gram-Schmidt, twice
             C -= V @ (V.T @ C)
         scale = max(float(norms.max()), 1e-300)
-        Qb, diag = _cholqr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
+        Qb, diag = cholesky_qr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
         if Qb is None:
             Qb, R = np.linalg.qr(C)
             diag = np.abs(np.diag(R))
@@ -195,148 +196,6 @@ class HarmonicBasis:
         self._counts.append(self._k)
 
 
-def _cholqr2(C: np.ndarray, tiny: float):
-    r"""Cholesky QR, twice: ``C = Q R`` with ``Q`` orthonormal to rounding level when
-    :math:`\kappa(C)` is modest. Returns ``(Q, |diag R|)``, or ``(None, None)`` when the Cholesky
-    factorisation fails or some :math:`|R_{jj}|` is below ``tiny`` (then Householder QR is used)."""
-    if C.shape[1] == 0:
-        return None, None
-    try:
-        Lc = np.linalg.cholesky(C.T @ C)
-    except np.linalg.LinAlgError:
-        return None, None
-    diag = np.abs(np.diag(Lc))
-    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
-        return None, None
-    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
-    try:
-        L2 = np.linalg.cholesky(Q.T @ Q)
-    except np.linalg.LinAlgError:
-        return None, None
-    Q = Q @ np.linalg.inv(L2).T
-    return np.asfortranarray(Q), diag
-
-
-def nested_projection_search(rows, n: int, m: int, V: np.ndarray, cuts, eps_values, *,
-                             lo: int = 0, sample: int = 256, block: int = 512, max_rounds: int = 6,
-                             initial_sample_errors=None):
-    r"""Smallest member of a nested projection family ``B_k = (A V_k) V_k^T`` meeting each eps.
-
-    ``rows(idx)`` returns the rows ``idx`` of ``A`` (a slice or an index array; a stored matrix
-    or row blocks rebuilt from points), so ``A`` is never needed whole. The candidate ranks are
-    the ``cuts`` (increasing column counts of ``V``, e.g. the harmonic counts of each degree).
-
-    Search: the row-l1 errors of every cut on a *sample* of rows (evenly spaced, plus any rows
-    found failing later) are computed incrementally (:math:`E_{k'} = E_k - P_{:,k:k'}V_{k:k'}^T`,
-    one product with ``V`` in all); a cut failing on the sample fails on ``A`` (its error is a
-    maximum over rows), so the first cut passing on the sample is the smallest possible. One pass
-    over all row blocks then computes ``L = A V`` and the errors of the candidate cuts (and the
-    cuts between them) with the rigorous margin of
-    :meth:`~attnrank_lite.engine.certificates.SubspaceCertificate.verify`:
-    :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L||R|\mathbf 1)_i)`, computed upward. A candidate
-    failing on some row adds the worst rows to the sample and the search repeats.
-
-    Parameters
-    ----------
-    rows : callable
-        ``rows(idx) -> ndarray`` of shape (len(idx), m).
-    n, m : int
-        Shape of ``A``.
-    V : ndarray, shape (m, K)
-        Nested basis; family member ``k`` uses its first ``k`` columns.
-    cuts : sequence of int
-        Allowed ranks, increasing, the last ``<= K``.
-    eps_values : sequence of float
-    lo : int
-        A rank known to fail (cuts ``<= lo`` are skipped).
-    initial_sample_errors : dict, optional
-        ``{cut: max row error on the default sample}`` already computed by the caller (the
-        first sample phase is then skipped).
-
-    Returns
-    -------
-    list of (k, L) or None per eps
-        ``k`` the certified rank (a cut) and ``L`` the left factor (n, k) with every row error
-        plus margin ``<= eps``; ``None`` when even the last cut fails.
-    """
-    cuts = [int(c) for c in cuts if c > lo]
-    eps_list = [float(e) for e in eps_values]
-    if not cuts:
-        return [None] * len(eps_list)
-    sample_idx = evenly_spaced_rows(n, sample)
-    absR1 = None  # row sums of |V^T|, i.e. |R| 1
-    results: list = [None] * len(eps_list)
-    floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
-    for rnd in range(max_rounds):
-        todo = [e for e in range(len(eps_list)) if results[e] is None and floor[e] < len(cuts)]
-        if not todo:
-            break
-        if rnd == 0 and initial_sample_errors is not None and all(c in initial_sample_errors for c in cuts):
-            smax = [initial_sample_errors[c] for c in cuts]
-        else:  # sample errors for every cut (incremental)
-            As = rows(sample_idx)
-            Ps = As @ V[:, : cuts[-1]]
-            E = As.copy()
-            prev = 0
-            smax = []
-            for c in cuts:
-                E -= Ps[:, prev:c] @ V[:, prev:c].T
-                prev = c
-                smax.append(float(np.abs(E).sum(axis=1).max()))
-            del E, Ps, As
-        cand = {}
-        for e in todo:
-            target = search_target(eps_list[e])
-            ok = [i for i in range(floor[e], len(cuts)) if smax[i] <= target]
-            if ok:
-                cand[e] = ok[0]
-            else:
-                floor[e] = len(cuts)
-        if not cand:
-            break
-        i_lo, i_top = min(cand.values()), max(cand.values())
-        ktop = cuts[i_top]
-        Vt = V[:, :ktop]
-        if absR1 is None or absR1.shape[0] < ktop:  # |R| 1 = column sums of |V|, 256 columns at a time
-            absR1 = np.concatenate([np.abs(V[:, j:min(ktop, j + 256)]).sum(axis=0)
-                                    for j in range(0, ktop, 256)]) * (1 + gamma(m + 2))
-        Lfac = np.empty((n, ktop))
-        checked = sorted(set(cand.values()))
-        errs = {i: np.empty(n) for i in checked}
-        margs = {i: np.empty(n) for i in checked}
-        gam = gamma(ktop + m + 2)
-        for s in range(0, n, block):
-            sl = slice(s, min(n, s + block))
-            Ab = rows(sl)
-            P = Ab @ Vt
-            Lfac[sl] = P
-            absA = np.abs(Ab).sum(axis=1)
-            E = Ab - P[:, : cuts[i_lo]] @ V[:, : cuts[i_lo]].T
-            prev = cuts[i_lo]
-            absP = np.abs(P)
-            for i in checked:
-                c = cuts[i]
-                if c > prev:
-                    E -= P[:, prev:c] @ V[:, prev:c].T
-                    prev = c
-                errs[i][sl] = np.abs(E).sum(axis=1)
-                margs[i][sl] = gam * (absA + absP[:, :c] @ absR1[:c]) * (1 + 4 * gamma(m + 2))
-            del Ab, P, E, absP
-        for e in list(cand):
-            tol = eps_list[e]
-            passing = [i for i in checked if i >= cand[e] and bool(np.all(errs[i] + margs[i] <= tol))]
-            if passing:
-                i = passing[0]
-                results[e] = (cuts[i], Lfac if cuts[i] == ktop else Lfac[:, : cuts[i]])
-            else:
-                i = cand[e]
-                floor[e] = i + 1
-                bad = np.argsort(-(errs[i] + margs[i]))[:32]
-                sample_idx = np.union1d(sample_idx, bad)
-        del errs, margs
-    return results
-
-
 @dataclass
 class HarmonicCertificate(SubspaceCertificate):
     r"""A subspace certificate ``B = (A V_L) V_L^T`` whose ``V_L`` spans the polynomials of degree
@@ -356,17 +215,20 @@ def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
     return [basis.dimension(L) for L in range(L_max + 1)]
 
 
-def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
-                    block: int = 512, L_cap: int = 400):
+def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
+                    L_cap: int = 400):
     r"""Harmonic certificates of the smallest degree found, one per eps (shared passes).
 
     The degree is grown until the sample rows meet the smallest eps at some degree, then
-    :func:`nested_projection_search` certifies. Returns a list of :class:`HarmonicCertificate`
+    :func:`~attnrank_lite.engine.nested.nested_family_search` certifies over the cuts
+    ``N(d, <= L)``. Returns a list of :class:`HarmonicCertificate`
     (or ``None``) with ``source`` ``"harmonic degree L"`` and ``degree`` ``L``.
     """
     eps_list = [float(e) for e in eps_values]
     m = basis.m
-    As = rows(evenly_spaced_rows(n, sample))
+    if source.m != m:
+        raise ValueError(f"the basis has {m} keys but A has {source.m} columns")
+    As = source.rows(evenly_spaced_rows(source.n, sample))
     target = search_target(min(eps_list))
     # grow the degree until the sample meets the smallest eps (incremental residual)
     L = 0
@@ -389,8 +251,8 @@ def harmonic_search(rows, n: int, basis: HarmonicBasis, eps_values, *, lo: int =
     del E, As
     while True:
         cuts = _degree_cuts(basis, L_max)
-        found = nested_projection_search(rows, n, m, basis.columns(L_max), cuts, eps_list, lo=lo,
-                                         sample=sample, block=block, initial_sample_errors=errs)
+        found = nested_family_search(source, basis.columns(L_max), cuts, eps_list, lo=lo,
+                                     sample=sample, sample_errors=errs)
         if all(f is not None for f in found) or L_max >= L_cap or cuts[-1] >= m:
             break
         L_max = min(L_cap, L_max + 2)  # rare: the full check failed at every cut; more degrees
@@ -433,5 +295,5 @@ def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | N
     basis = HarmonicBasis(K, log_weights) if basis is None else basis
     if basis.m != A.shape[1]:
         raise ValueError(f"K has {basis.m} keys but A has {A.shape[1]} columns")
-    return harmonic_search(lambda idx: A[idx], A.shape[0], basis, [eps], lo=lo)[0]
+    return harmonic_search(RowSource.from_matrix(A), basis, [eps], lo=lo)[0]
 

@@ -28,7 +28,8 @@ from .bracket import RankBracket
 from .certificates import NormCertificate, SubspaceCertificate
 from .checks import eps_value, finite_nonnegative, gamma
 from .checks import log_weights as _check_log_weights
-from .harmonic import HarmonicBasis, harmonic_search, nested_projection_search
+from .harmonic import HarmonicBasis, harmonic_search
+from .nested import nested_family_search
 from .neumann import farthest_point_order, neumann_search
 from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
@@ -140,13 +141,13 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
     del small_A
     if need:
         lo = min(lowers[e].rank for e in need) - 1
-        ups = harmonic_search(rows_of, n, basis, [eps_list[e] for e in need], lo=max(0, lo), block=block)
+        source = RowSource(n, m, rows_of, block=block)
+        ups = harmonic_search(source, basis, [eps_list[e] for e in need], lo=max(0, lo))
         k_h = max([u.rank for u in ups if u is not None] or [min(n, m)])
         l = min(n, m, k_h + 10)
         if svd is True or (svd == "auto" and n * m <= SVD_LIMIT):
-            V = randomized_range_finder(RowSource(n, m, rows_of, block=block), l).V
-            found = nested_projection_search(rows_of, n, m, V, range(1, l + 1), [eps_list[e] for e in need],
-                                             lo=max(0, lo), block=block)
+            V = randomized_range_finder(source, l).V
+            found = nested_family_search(source, V, range(1, l + 1), [eps_list[e] for e in need], lo=max(0, lo))
             for j, res in enumerate(found):
                 if res is not None and (ups[j] is None or res[0] < ups[j].rank):
                     ups[j] = SubspaceCertificate(res[1], np.ascontiguousarray(V[:, :res[0]].T),

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .certificates import SubspaceCertificate, search_target
-from .norms import row_l1_blockwise
+from .certificates import SubspaceCertificate
+from .nested import nested_family_search
 from .range_finder import POWER_ITERS, randomized_range_finder
 from .row_source import RowSource
 
 __all__ = [
     "exact_factorisation",
     "identity_certificate",
-    "nested_family_search",
+    "nested_certificate",
     "randomized_family",
     "randomized_upper_bound",
     "svd_upper_bound",
@@ -38,49 +38,16 @@ def exact_factorisation(A) -> SubspaceCertificate:
     return identity_certificate(lambda rows: A[rows], *A.shape)
 
 
-def nested_family_search(A, US: np.ndarray, Vt: np.ndarray, eps: float, lo: int = 0, source: str = ""):
-    r"""Smallest-k search over the nested family ``B_k = US[:, :k] @ Vt[:k]``.
-
-    The row-l1 error of nested projections is not monotone in ``k``; bisection keeps the
-    invariant ``err(hi) <= eps < err(lo)`` and so returns a *valid* certificate, not always the
-    smallest one in the family. One factorisation serves every ``k``.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    US : ndarray, shape (n, l)
-        Left factor (e.g. ``U * S``).
-    Vt : ndarray, shape (l, m)
-        Right factor with orthonormal rows.
-    eps : float
-    lo : int
-        A rank known to fail, e.g. ``lower - 1`` for a certified lower bound ``lower``
-        (no rank-``lower - 1`` matrix meets ``eps``, so neither does ``B_{lower-1}``).
-
-    Returns
-    -------
-    SubspaceCertificate or None
-        ``None`` when even ``k = l`` misses ``eps``.
-    """
-    l = US.shape[1]
-    target = search_target(eps)
-
-    def err(k):
-        return float(row_l1_blockwise(A, US[:, :k], Vt[:k]).max()) if A.shape[0] else 0.0
-
-    hi = l
-    if err(hi) > target:
+def nested_certificate(A, V: np.ndarray, eps: float, lo: int = 0, source: str = ""):
+    """For a stored ``A``: the member of ``B_k = (A V_k) V_k^T`` found by the one nested search (every ``k`` a cut),
+    verified; ``None`` when none meets ``eps``."""
+    A = np.asarray(A, dtype=np.float64)
+    found = nested_family_search(RowSource.from_matrix(A), V, range(0, V.shape[1] + 1), [eps], lo=lo)[0]
+    if found is None:
         return None
-    lo = max(0, min(lo, hi - 1))
-    if lo == 0 and hi > 0 and err(0) <= target:
-        hi = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if err(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return SubspaceCertificate(US[:, :hi].copy(), Vt[:hi].copy(), source=source)
+    k, left = found
+    cert = SubspaceCertificate(np.ascontiguousarray(left), np.ascontiguousarray(V[:, :k].T), source=source)
+    return cert if cert.verify(A, eps) else None
 
 
 def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate:
@@ -92,13 +59,13 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
     eps : float
     svd : tuple, optional
         ``(U, S, Vt)`` of ``A`` if already computed.
+    lo : int
+        A rank known to fail (``lower - 1``).
     """
     A = np.asarray(A, dtype=np.float64)
-    U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
-    cert = nested_family_search(A, U * S, Vt, eps, lo=lo, source="dense SVD")
-    if cert is None or not cert.verify(A, eps):
-        cert = exact_factorisation(A)
-    return cert
+    Vt = np.linalg.svd(A, full_matrices=False)[2] if svd is None else svd[2]
+    cert = nested_certificate(A, Vt.T, eps, lo, "dense SVD")
+    return exact_factorisation(A) if cert is None else cert
 
 
 def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
@@ -114,10 +81,10 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_I
     -------
     cert : SubspaceCertificate
         Verified on ``A``.
-    family : tuple ``(US, Vt, source)``
-        The nested family (``US`` shape (n, l), ``Vt`` shape (l, m)); a caller can search it
-        again for a larger ``eps`` without a new factorisation. ``None`` if the identity
-        factorisation had to be used.
+    family : tuple ``(V, source)``
+        The nested basis (``V`` shape (m, l)); a caller can search it again for a larger
+        ``eps`` without a new factorisation (:func:`nested_certificate`). ``None`` if the
+        identity factorisation had to be used.
     """
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
@@ -127,16 +94,15 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_I
     draw = 0
     while True:
         if l >= full // 2:
-            U, S, Vt = np.linalg.svd(A, full_matrices=False)
-            fam = (U * S, Vt, "dense SVD")
-            cert = nested_family_search(A, fam[0], fam[1], eps, lo=lo, source=fam[2])
-            if cert is None or not cert.verify(A, eps):
+            fam = (np.linalg.svd(A, full_matrices=False)[2].T, "dense SVD")
+            cert = nested_certificate(A, fam[0], eps, lo, fam[1])
+            if cert is None:
                 return exact_factorisation(A), None
             return cert, fam
         basis = randomized_range_finder(source, l, power_iters=power_iters, seed=seed + draw)
-        fam = (basis.AV, basis.V.T, f"randomized range finder (l={l})")
-        cert = nested_family_search(A, fam[0], fam[1], eps, lo=lo, source=fam[2])
-        if cert is not None and cert.verify(A, eps):
+        fam = (basis.V, f"randomized range finder (l={l})")
+        cert = nested_certificate(A, fam[0], eps, lo, fam[1])
+        if cert is not None:
             return cert, fam
         l = min(full, 2 * l)
         draw += 1

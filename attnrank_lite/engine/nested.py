@@ -1,0 +1,181 @@
+r"""The one nested-family search: the smallest member of a nested family that meets eps.
+
+A nested family is :math:`B_k = (A V_k) V_k^\top`, with :math:`V_k` the first ``k`` columns of
+an ``m x K`` matrix ``V`` (top right-singular vectors from a dense SVD or the range finder, or a
+harmonic basis ordered by degree), for ``k`` in a list of allowed *cuts*. It serves every upper
+family of the engine (:mod:`attnrank_lite.engine.upper`, :mod:`attnrank_lite.engine.harmonic`)
+on stored and streamed matrices alike (a :class:`~attnrank_lite.engine.row_source.RowSource`).
+
+**Search.** The row-l1 errors of every cut on a *sample* of rows (evenly spaced, plus rows found
+failing later) are computed incrementally, :math:`E_{k'} = E_k - (AV)_{:,k:k'}V_{k:k'}^\top`. The
+error of :math:`B_k` is a maximum over rows, so a cut failing on the sample fails on ``A``: the
+first cut passing on the sample is the smallest that can pass. One pass over all row blocks
+then computes ``L = A V`` and the errors of that candidate and of the top cut, each with the
+proven rounding margin :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`
+(rounded upward), so a member accepted here verifies. A failing candidate adds its worst rows
+to the sample and the search repeats. When the rounds run out, bisection between a failing and
+a passing cut finishes the job.
+
+**Caveat (SPEC §2).** The row-l1 error of nested projections is not monotone in ``k``: the
+sample phase returns the least member that meets eps, but the bisection fallback keeps the
+invariant ``err(hi) <= eps < err(lo)`` and so returns a *valid* member, not always the least.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .certificates import search_target
+from .checks import gamma
+from .row_source import RowSource, evenly_spaced_rows
+
+__all__ = ["nested_family_search"]
+
+#: sample rows of the first round (evenly spaced)
+SAMPLE_ROWS = 256
+#: worst rows added to the sample after a candidate fails on the full matrix
+ADDED_ROWS = 32
+#: sample rounds before the bisection fallback
+MAX_ROUNDS = 6
+
+
+class _Family:
+    """The family ``B_k = (A V_k) V_k^T`` of one search: errors on a sample, full checks."""
+
+    def __init__(self, source: RowSource, V: np.ndarray, cuts: list[int]):
+        self.source, self.V, self.cuts = source, V, cuts
+        self._abs_R_rows = None  # (|V^T| 1)_k: row sums of |R| for R = V^T, rounded upward
+
+    def sample_errors(self, rows: np.ndarray) -> list[float]:
+        """Largest row error of every cut on the sample ``rows`` (computed, no margin)."""
+        A_s = self.source.rows(rows)
+        left = A_s @ self.V[:, : self.cuts[-1]]
+        residual = A_s.copy()
+        done, out = 0, []
+        for cut in self.cuts:
+            residual -= left[:, done:cut] @ self.V[:, done:cut].T
+            done = cut
+            out.append(float(np.abs(residual).sum(axis=1).max()) if rows.size else 0.0)
+        return out
+
+    def full_check(self, checked: list[int]):
+        """One pass over ``A``: ``L = A V_top`` and, per cut index in ``checked``, each row's
+        error plus its proven rounding margin."""
+        source, V, cuts = self.source, self.V, self.cuts
+        n, m = source.n, source.m
+        top = cuts[max(checked)]
+        if self._abs_R_rows is None or self._abs_R_rows.shape[0] < top:
+            # |R| 1 = column sums of |V|, 256 columns at a time, rounded upward
+            self._abs_R_rows = np.concatenate(
+                [np.abs(V[:, j:min(top, j + 256)]).sum(axis=0) for j in range(0, top, 256)]
+                or [np.zeros(0)]) * (1 + gamma(m + 2))
+        abs_R_rows = self._abs_R_rows
+        left = np.empty((n, top))
+        bounds = {i: np.empty(n) for i in checked}
+        gam = gamma(top + m + 2)
+        first = cuts[min(checked)]
+        for sl, A_b in source.blocks():
+            P = A_b @ V[:, :top]
+            left[sl] = P
+            mass = np.abs(A_b).sum(axis=1)
+            residual = A_b - P[:, :first] @ V[:, :first].T
+            done = first
+            abs_P = np.abs(P)
+            for i in sorted(checked):
+                cut = cuts[i]
+                if cut > done:
+                    residual -= P[:, done:cut] @ V[:, done:cut].T
+                    done = cut
+                margin = gam * (mass + abs_P[:, :cut] @ abs_R_rows[:cut]) * (1 + 4 * gamma(m + 2))
+                bounds[i][sl] = np.abs(residual).sum(axis=1) + margin
+        return left, bounds
+
+
+def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, lo: int = 0,
+                         sample: int = SAMPLE_ROWS, max_rounds: int = MAX_ROUNDS, sample_errors=None):
+    r"""Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps.
+
+    Parameters
+    ----------
+    source : RowSource
+        ``A``, stored or streamed.
+    V : ndarray, shape (m, K)
+        Nested basis; member ``k`` uses its first ``k`` columns.
+    cuts : sequence of int
+        Allowed ranks, increasing, the last ``<= K`` (e.g. every ``k``, or the harmonic counts
+        of each degree).
+    eps_values : sequence of float
+    lo : int
+        A rank known to fail (``lower - 1`` from a certified lower bound): cuts ``<= lo`` are
+        skipped.
+    sample : int
+        Rows of the first sample.
+    max_rounds : int
+        Sample rounds before the bisection fallback.
+    sample_errors : dict, optional
+        ``{cut: max row error on the default sample}`` already computed by the caller (the
+        first sample phase is then skipped).
+
+    Returns
+    -------
+    list of (k, L) or None, one per eps
+        ``k`` the rank of the member found (a cut) and ``L = A V_k`` of shape (n, k), whose
+        every row error plus margin is ``<= eps``; ``None`` when even the last cut fails.
+    """
+    cuts = [int(c) for c in cuts if c > lo]
+    eps_list = [float(e) for e in eps_values]
+    if not cuts:
+        return [None] * len(eps_list)
+    family = _Family(source, V, cuts)
+    rows = evenly_spaced_rows(source.n, sample)
+    found: list = [None] * len(eps_list)
+    floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
+    passing = [None] * len(eps_list)  # index of a cut known to pass (for the fallback)
+    passing_left: dict[int, np.ndarray] = {}
+    for round_ in range(max_rounds):
+        todo = [e for e in range(len(eps_list)) if found[e] is None and floor[e] < len(cuts)]
+        if not todo:
+            break
+        if round_ == 0 and sample_errors is not None and all(c in sample_errors for c in cuts):
+            errors = [sample_errors[c] for c in cuts]
+        else:
+            errors = family.sample_errors(rows)
+        candidate = {}
+        for e in todo:
+            target = search_target(eps_list[e])
+            ok = [i for i in range(floor[e], len(cuts)) if errors[i] <= target]
+            if ok:
+                candidate[e] = ok[0]
+            else:
+                floor[e] = len(cuts)
+        if not candidate:
+            break
+        checked = sorted(set(candidate.values()) | {len(cuts) - 1})
+        left, bounds = family.full_check(checked)
+        for e, i in candidate.items():
+            if bool(np.all(bounds[i] <= eps_list[e])):
+                found[e] = (cuts[i], left[:, : cuts[i]])
+                continue
+            floor[e] = i + 1
+            rows = np.union1d(rows, np.argsort(-bounds[i])[:ADDED_ROWS])
+            top = len(cuts) - 1
+            if passing[e] is None and bool(np.all(bounds[top] <= eps_list[e])):
+                passing[e] = top
+                passing_left[e] = left
+    for e in range(len(eps_list)):
+        if found[e] is None and passing[e] is not None:
+            found[e] = _bisect(family, eps_list[e], floor[e] - 1, passing[e], passing_left[e])
+    return found
+
+
+def _bisect(family: _Family, eps: float, failing: int, passing: int, left: np.ndarray):
+    """Bisection between a failing and a passing cut index, one full pass per step; keeps
+    ``err(passing) <= eps < err(failing)`` (a valid member, not always the least)."""
+    cuts = family.cuts
+    while passing - failing > 1:
+        mid = (failing + passing) // 2
+        mid_left, bounds = family.full_check([mid])
+        if bool(np.all(bounds[mid] <= eps)):
+            passing, left = mid, mid_left
+        else:
+            failing = mid
+    return cuts[passing], left[:, : cuts[passing]]
