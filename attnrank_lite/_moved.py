@@ -22,7 +22,7 @@ MOVED: dict[str, str] = {
     f"attnrank_lite.{old}": f"attnrank_lite.{new}" for old, new in {
         "checks": "engine.checks", "attention": "engine.attention", "norms": "engine.norms",
         "certificates": "engine.certificates", "lower": "engine.lower", "upper": "engine.upper",
-        "harmonic": "engine.harmonic", "neumann": "engine.neumann", "geometric": "engine.geometric",
+        "harmonic": "engine.harmonic", "neumann": "engine.neumann", "geometric": "engine.assemble",
         "streaming": "engine.streaming", "bracket": "engine.bracket",
         "bracket_algebra": "engine.bracket_algebra", "rank_checks": "engine.rank_checks",
         "threads": "engine.threads", "progress": "engine.progress", "plotting": "engine.plots",

@@ -10,135 +10,15 @@ for the stored float matrix (:ref:`prop-exact-cases`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .certificates import (
-    GroupedLowerCertificate,
-    LowerCertificate,
-    SubspaceCertificate,
-    UpperCertificate,
-    advertised_rank,
-    frobenius_budget,
-    frobenius_tail_bounds,
-)
+from .assemble import assemble_brackets
+from .certified_bracket import RankBracket
 from .checks import eps_value, real_matrix
-from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound, norm_lower_bound
-from .row_source import evenly_spaced_rows
-from .upper import nested_certificate, randomized_family, svd_upper_bound
+from .harmonic import SPHERE_TOL, HarmonicBasis
+from .row_source import RowSource
 
-__all__ = ["DENSE_LIMIT", "RankBracket", "rank_bracket", "rank_brackets"]
-
-#: matrices with ``min(n, m)`` up to this size use one dense SVD; larger ones the randomized path
-DENSE_LIMIT = 1024
-#: rows of the submatrix whose exact spectrum feeds the Frobenius-tail bound on the randomized path
-FROBENIUS_ROWS = 1024
-
-
-@dataclass
-class RankBracket:
-    r"""Certified bracket ``lower <= rank_eps(A) <= upper``.
-
-    Attributes
-    ----------
-    eps : float
-    lower_certificate : ClusterMassCertificate, FrobeniusTailCertificate or NormCertificate
-    upper_certificate : SubspaceCertificate
-    """
-
-    eps: float
-    lower_certificate: object
-    upper_certificate: SubspaceCertificate
-
-    @property
-    def lower(self) -> int:
-        return int(self.lower_certificate.rank)
-
-    @property
-    def upper(self) -> int:
-        return int(self.upper_certificate.rank)
-
-    @property
-    def upper_factors(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(L, R)`` with ``L`` of shape (n, upper) and ``R`` of shape (upper, m)."""
-        return self.upper_certificate.L, self.upper_certificate.R
-
-    @property
-    def lower_kind(self) -> str:
-        return self.lower_certificate.kind
-
-    @property
-    def lower_rows(self) -> list:
-        c = self.lower_certificate
-        return list(c.rows) if isinstance(c, GroupedLowerCertificate) else []
-
-    @property
-    def lower_groups(self) -> list:
-        c = self.lower_certificate
-        return [list(g) for g in c.groups] if isinstance(c, GroupedLowerCertificate) else []
-
-    @property
-    def ratio(self) -> float:
-        """``upper / lower`` (``inf`` when ``lower == 0 < upper``; 1 for ``[0, 0]``)."""
-        if self.lower == 0:
-            return 1.0 if self.upper == 0 else float("inf")
-        return self.upper / self.lower
-
-    def verify(self, A, eps: float | None = None) -> bool:
-        """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
-
-        Each slot accepts only certificates that bound its side: the lower slot a
-        :class:`~attnrank_lite.engine.certificates.LowerCertificate`, the upper slot an
-        :class:`~attnrank_lite.engine.certificates.UpperCertificate` (a class property, not
-        stored data). The ranks compared are those each certificate's ``certified_rank``
-        derives from its checked data, and they must equal the advertised ``lower`` and
-        ``upper``.
-
-        ``eps=None`` uses the stored ``self.eps``. ``A`` must be a finite real matrix and the
-        level a finite real number ``>= 0`` (else ``TypeError`` / ``ValueError``); malformed
-        certificate data give ``False``.
-        """
-        eps = eps_value(self.eps if eps is None else eps)
-        A = real_matrix("A", A)
-        low, up = self.lower_certificate, self.upper_certificate
-        if not (_bounds(low) == "lower" and _bounds(up) == "upper"):
-            return False
-        lower = low.certified_rank(A, eps)
-        if lower is None:
-            return False
-        upper = up.certified_rank(A, eps)
-        return bool(upper is not None and lower <= upper
-                    and advertised_rank(low) == lower and advertised_rank(up) == upper)
-
-    def as_dict(self) -> dict:
-        """Summary row for results tables."""
-        return {
-            "eps": self.eps,
-            "lower": self.lower,
-            "upper": self.upper,
-            "lower_kind": self.lower_kind,
-            "upper_source": self.upper_certificate.source,
-        }
-
-    def __repr__(self) -> str:
-        return f"RankBracket(eps={self.eps:g}, [{self.lower}, {self.upper}], lower by {self.lower_kind})"
-
-
-def _bounds(cert) -> str:
-    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not a certificate).
-
-    Read from the class (``isinstance``), never from attributes stored on the object.
-    """
-    if isinstance(cert, LowerCertificate) and not isinstance(cert, UpperCertificate):
-        return "lower"
-    if isinstance(cert, UpperCertificate) and not isinstance(cert, LowerCertificate):
-        return "upper"
-    return ""
-
-
-def _best(*certs):
-    return max(certs, key=lambda c: c.rank)
+__all__ = ["RankBracket", "rank_bracket", "rank_brackets"]
 
 
 def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None) -> RankBracket:
@@ -158,7 +38,7 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     eps : float
         Error level, ``eps >= 0``.
     method : {"auto", "dense", "randomized"}
-        ``auto`` uses ``dense`` when ``min(n, m) <= DENSE_LIMIT``.
+        ``auto`` uses ``dense`` when ``min(n, m) <= DENSE_LIMIT`` (:mod:`attnrank_lite.engine.assemble`).
     seed : int
         Seed for the randomized path (deterministic).
     points : array_like, shape (n, d), optional
@@ -184,7 +64,8 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
     Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
     (dense path) or the randomized nested family (randomized path, built for the smallest
     ``eps``, which needs the largest rank) and the exact submatrix spectrum for the Frobenius
-    bound are computed once and searched for every level.
+    bound are computed once and searched for every level. The best-of rule is
+    :func:`attnrank_lite.engine.assemble.best_of`.
 
     Parameters
     ----------
@@ -208,59 +89,13 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
     if method not in ("auto", "dense", "randomized"):
         raise ValueError(f"method must be 'auto', 'dense' or 'randomized', got {method!r}")
     n, m = A.shape
-    if method == "auto":
-        method = "dense" if min(n, m) <= DENSE_LIMIT else "randomized"
-    out: dict[int, RankBracket] = {}
-    svd = None  # dense path: (U, S, Vt)
-    family = None  # randomized path: (US, Vt, source) meeting the smallest eps handled so far
-    tails = None  # dense path: proven Frobenius tail bounds of A
-    sub_svd = None  # randomized path: thin SVD of the row submatrix
-    sub_tails = None  # ... and its proven tail bounds
-    rows = None
-    geo = None  # issue 12: Neumann lower / harmonic upper families from the points
+    P = basis = None
     if points is not None and A.size:
-        from .geometric import geometric_certificates
-
-        geo = geometric_certificates(A, points, eps_list)
-    for idx in sorted(range(len(eps_list)), key=lambda i: eps_list[i]):
-        eps = eps_list[idx]
-        zero = SubspaceCertificate(np.zeros((n, 0)), np.zeros((0, m)), source="B = 0")
-        if A.size == 0 or zero.verify(A, eps):
-            out[idx] = RankBracket(eps, norm_lower_bound(A, eps), zero)
-            continue
-        cluster = cluster_mass_lower_bound(A, eps)
-        norm = norm_lower_bound(A, eps)
-        if method == "dense":
-            if svd is None:
-                svd = np.linalg.svd(A, full_matrices=False)
-                tails = frobenius_tail_bounds(A, svd=svd)
-            lower = _best(cluster, frobenius_tail_lower_bound(A, eps, tails=tails), norm)
-            lower = lower if geo is None else _best(lower, geo.lower[idx])
-            upper = svd_upper_bound(A, eps, svd=svd, lo=lower.rank - 1)
-        else:
-            if rows is None:
-                rows = evenly_spaced_rows(n, FROBENIUS_ROWS)
-                rows = None if rows.size == n else rows
-            if sub_svd is None:
-                S = A if rows is None else A[rows]
-                if float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
-                    # the Frobenius mass exceeds the budget: the spectrum is needed (kept for the
-                    # larger eps that follow). A full SVD of S, never a randomized approximation.
-                    sub_svd = np.linalg.svd(S, full_matrices=False)
-                    sub_tails = frobenius_tail_bounds(S, svd=sub_svd)
-            frob = frobenius_tail_lower_bound(A, eps, rows=rows, tails=sub_tails)
-            lower = _best(cluster, frob, norm)
-            lower = lower if geo is None else _best(lower, geo.lower[idx])
-            upper = None
-            if geo is not None and geo.upper[idx] is not None and not geo.svd_affordable(idx, max(32, 2 * lower.rank)):
-                upper = geo.upper[idx]  # high rank: the harmonic family alone (no dense-SVD fallback)
-            elif family is not None:
-                upper = nested_certificate(A, family[0], eps, lo=lower.rank - 1, source=family[1])
-            if upper is None:
-                upper, fam = randomized_family(A, eps, start=max(32, 2 * lower.rank), seed=seed,
-                                               lo=lower.rank - 1)
-                family = fam if fam is not None else family
-        if geo is not None and geo.upper[idx] is not None and geo.upper[idx].rank < upper.rank:
-            upper = geo.upper[idx]
-        out[idx] = RankBracket(eps, lower, upper)
-    return [out[i] for i in range(len(eps_list))]
+        P = real_matrix("points", points)
+        if P.shape[0] != n:
+            raise ValueError(f"points has {P.shape[0]} rows but A has {n} rows")
+        on_sphere = n == m and P.shape[1] >= 2 and bool(
+            np.all(np.abs(np.linalg.norm(P, axis=1) - 1) <= SPHERE_TOL))
+        basis = HarmonicBasis(P) if on_sphere else None
+    return assemble_brackets(RowSource.from_matrix(A), eps_list, points=P, basis=basis, method=method,
+                             seed=seed)

@@ -108,8 +108,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     One :class:`~attnrank_lite.engine.harmonic.HarmonicBasis` serves every ``beta``. Column
     ``verified``: the certificates were verified on the row blocks generated from the points
     (always) and, when ``n <= verify_dense_limit``, rechecked by ``verify`` on the materialised
-    matrix; that matrix also feeds the greedy cluster-mass search, whose certificate replaces
-    the Neumann one when it is larger (dense packings at high beta). ``degree`` is the
+    matrix. Up to that size the assembler also copies the matrix for the greedy cluster-mass
+    search (its ``CostLimits.materialise``; dense packings at high beta). ``degree`` is the
     harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
     family).
 
@@ -119,22 +119,17 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
         One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
         upper_source, degree, verified.
     """
+    from ..engine.assemble import CostLimits
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
     X = np.asarray(X, dtype=np.float64)
     basis = HarmonicBasis(X)
+    limits = CostLimits(materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
     rows = []
     for beta in progress(list(betas), desc=desc or "beta"):
-        bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd)
+        bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits)
         A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
-        if A is not None:  # the matrix is there anyway: the greedy cluster-mass search joins the best-of
-            from ..engine.lower import cluster_mass_lower_bound
-
-            for b in bs:
-                cm = cluster_mass_lower_bound(A, b.eps)
-                if cm.rank > b.lower:
-                    b.lower_certificate = cm
         for b in bs:
             rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
                          "upper": b.upper, "lower_kind": b.lower_kind,

@@ -1,0 +1,124 @@
+r"""``RankBracket``: a certified bracket ``lower <= rank_eps(A) <= upper``, a pair of certificates.
+
+A returned bracket is frozen (``dataclasses.FrozenInstanceError`` on assignment): the best-of
+rule of :mod:`attnrank_lite.engine.assemble` builds it once and nothing modifies it afterwards.
+``verify`` checks that each slot holds a certificate of its side and compares the ranks the
+certificates derive from their checked data (:ref:`prop-certificate-chain`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .certificates import (
+    GroupedLowerCertificate,
+    LowerCertificate,
+    SubspaceCertificate,
+    UpperCertificate,
+    advertised_rank,
+)
+from .checks import eps_value, real_matrix
+
+__all__ = ["RankBracket"]
+
+
+@dataclass(frozen=True)
+class RankBracket:
+    r"""Certified bracket ``lower <= rank_eps(A) <= upper``.
+
+    Attributes
+    ----------
+    eps : float
+    lower_certificate : ClusterMassCertificate, FrobeniusTailCertificate or NormCertificate
+    upper_certificate : SubspaceCertificate
+    """
+
+    eps: float
+    lower_certificate: object
+    upper_certificate: SubspaceCertificate
+
+    @property
+    def lower(self) -> int:
+        return int(self.lower_certificate.rank)
+
+    @property
+    def upper(self) -> int:
+        return int(self.upper_certificate.rank)
+
+    @property
+    def upper_factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(L, R)`` with ``L`` of shape (n, upper) and ``R`` of shape (upper, m)."""
+        return self.upper_certificate.L, self.upper_certificate.R
+
+    @property
+    def lower_kind(self) -> str:
+        return self.lower_certificate.kind
+
+    @property
+    def lower_rows(self) -> list:
+        c = self.lower_certificate
+        return list(c.rows) if isinstance(c, GroupedLowerCertificate) else []
+
+    @property
+    def lower_groups(self) -> list:
+        c = self.lower_certificate
+        return [list(g) for g in c.groups] if isinstance(c, GroupedLowerCertificate) else []
+
+    @property
+    def ratio(self) -> float:
+        """``upper / lower`` (``inf`` when ``lower == 0 < upper``; 1 for ``[0, 0]``)."""
+        if self.lower == 0:
+            return 1.0 if self.upper == 0 else float("inf")
+        return self.upper / self.lower
+
+    def verify(self, A, eps: float | None = None) -> bool:
+        """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
+
+        Each slot accepts only certificates that bound its side: the lower slot a
+        :class:`~attnrank_lite.engine.certificates.LowerCertificate`, the upper slot an
+        :class:`~attnrank_lite.engine.certificates.UpperCertificate` (a class property, not
+        stored data). The ranks compared are those each certificate's ``certified_rank``
+        derives from its checked data, and they must equal the advertised ``lower`` and
+        ``upper``.
+
+        ``eps=None`` uses the stored ``self.eps``. ``A`` must be a finite real matrix and the
+        level a finite real number ``>= 0`` (else ``TypeError`` / ``ValueError``); malformed
+        certificate data give ``False``.
+        """
+        eps = eps_value(self.eps if eps is None else eps)
+        A = real_matrix("A", A)
+        low, up = self.lower_certificate, self.upper_certificate
+        if not (_bounds(low) == "lower" and _bounds(up) == "upper"):
+            return False
+        lower = low.certified_rank(A, eps)
+        if lower is None:
+            return False
+        upper = up.certified_rank(A, eps)
+        return bool(upper is not None and lower <= upper
+                    and advertised_rank(low) == lower and advertised_rank(up) == upper)
+
+    def as_dict(self) -> dict:
+        """Summary row for results tables."""
+        return {
+            "eps": self.eps,
+            "lower": self.lower,
+            "upper": self.upper,
+            "lower_kind": self.lower_kind,
+            "upper_source": self.upper_certificate.source,
+        }
+
+    def __repr__(self) -> str:
+        return f"RankBracket(eps={self.eps:g}, [{self.lower}, {self.upper}], lower by {self.lower_kind})"
+
+
+def _bounds(cert) -> str:
+    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not a certificate).
+
+    Read from the class (``isinstance``), never from attributes stored on the object.
+    """
+    if isinstance(cert, LowerCertificate) and not isinstance(cert, UpperCertificate):
+        return "lower"
+    if isinstance(cert, UpperCertificate) and not isinstance(cert, LowerCertificate):
+        return "upper"
+    return ""
