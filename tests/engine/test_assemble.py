@@ -58,8 +58,7 @@ def test_an_extra_upper_family_plugs_in_and_wins_only_when_smaller():
 
     def identity_family(plan, eps_values, lowers, uppers):
         calls.append(list(eps_values))
-        n, m = plan.source.n, plan.source.m
-        return [SubspaceCertificate(np.eye(n), plan.source.dense().copy(), source="test identity")
+        return [SubspaceCertificate(np.eye(plan.source.n), plan.source.dense().copy(), source="test identity")
                 for _ in eps_values]
 
     def svd_family(plan, eps_values, lowers, uppers):
