@@ -36,6 +36,8 @@ SAMPLE_ROWS = 256
 ADDED_ROWS = 32
 #: sample rounds before the bisection fallback
 MAX_ROUNDS = 6
+#: with more than twice this many cuts, sample errors are computed at every CHUNK-th cut first
+CHUNK = 16
 
 
 class _Family:
@@ -45,16 +47,50 @@ class _Family:
         self.source, self.V, self.cuts = source, V, cuts
         self._abs_R_rows = None  # (|V^T| 1)_k: row sums of |R| for R = V^T, rounded upward
 
-    def sample_errors(self, rows: np.ndarray) -> list[float]:
-        """Largest row error of every cut on the sample ``rows`` (computed, no margin)."""
+    def sample_errors(self, rows: np.ndarray, wanted=None) -> list[float]:
+        """Largest row error of the cuts on the sample ``rows`` (computed, no margin).
+
+        With few cuts, every cut's error. With many (``> 2 * CHUNK``, e.g. every ``k`` of an SVD
+        family), the residual is updated ``CHUNK`` columns at a time and errors are computed at
+        the chunk ends; for each ``(target, floor)`` in ``wanted`` the chunk holding the first
+        passing end at or after ``floor`` is refined cut by cut. Cuts left unevaluated get
+        ``inf`` (they are skipped as candidates: the search stays valid, and the first passing
+        cut is still found unless the errors are not monotone inside an earlier chunk).
+        """
+        cuts, V = self.cuts, self.V
         A_s = self.source.rows(rows)
-        left = A_s @ self.V[:, : self.cuts[-1]]
-        residual = A_s.copy()
-        done, out = 0, []
-        for cut in self.cuts:
+        left = A_s @ V[:, : cuts[-1]]
+        if not rows.size:
+            return [0.0] * len(cuts)
+        if len(cuts) <= 2 * CHUNK or wanted is None:
+            return self._errors_from(A_s.copy(), left, 0, range(len(cuts)))
+        ends = list(range(CHUNK - 1, len(cuts), CHUNK))
+        if ends[-1] != len(cuts) - 1:
+            ends.append(len(cuts) - 1)
+        errors = [float("inf")] * len(cuts)
+        for i, e in zip(ends, self._errors_from(A_s.copy(), left, 0, ends)):
+            errors[i] = e
+        for target, floor in wanted:
+            first = next((j for j, i in enumerate(ends) if i >= floor and errors[i] <= target), None)
+            if first is None:
+                continue
+            start = max(floor, ends[first - 1] + 1 if first else 0)
+            done = cuts[start - 1] if start else 0
+            residual = A_s - left[:, :done] @ V[:, :done].T
+            for i, e in zip(range(start, ends[first]), self._errors_from(residual, left, done,
+                                                                      range(start, ends[first]))):
+                errors[i] = e
+        return errors
+
+    def _errors_from(self, residual: np.ndarray, left: np.ndarray, done: int, indices) -> list[float]:
+        """Errors at the cut indices (increasing), updating ``residual`` (the residual at ``done``
+        columns) in place."""
+        out = []
+        for i in indices:
+            cut = self.cuts[i]
             residual -= left[:, done:cut] @ self.V[:, done:cut].T
             done = cut
-            out.append(float(np.abs(residual).sum(axis=1).max()) if rows.size else 0.0)
+            out.append(float(np.abs(residual).sum(axis=1).max()))
         return out
 
     def full_check(self, checked: list[int]):
@@ -138,7 +174,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
         if round_ == 0 and sample_errors is not None and all(c in sample_errors for c in cuts):
             errors = [sample_errors[c] for c in cuts]
         else:
-            errors = family.sample_errors(rows)
+            errors = family.sample_errors(rows, [(search_target(eps_list[e]), floor[e]) for e in todo])
         candidate = {}
         for e in todo:
             target = search_target(eps_list[e])
