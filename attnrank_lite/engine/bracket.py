@@ -43,7 +43,7 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
         Seed for the randomized path (deterministic).
     points : array_like, shape (n, d), optional
         The queries as points (self-attention: also the keys, on the unit sphere). Adds the
-        Neumann lower search and the harmonic upper family of :mod:`attnrank_lite.engine.geometric`.
+        Neumann lower search and the harmonic upper family (:mod:`attnrank_lite.engine.assemble`).
 
     Returns
     -------

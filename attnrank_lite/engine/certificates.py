@@ -7,7 +7,7 @@ describe the certificate it claims to be (see :mod:`attnrank_lite.engine.checks`
 
 Every certificate is a :class:`LowerCertificate` or an :class:`UpperCertificate`: the side it
 bounds is a property of its class (``bounds``), which :meth:`RankBracket.verify
-<attnrank_lite.engine.bracket.RankBracket.verify>` checks for each slot.
+<attnrank_lite.engine.certified_bracket.RankBracket.verify>` checks for each slot.
 
 * :class:`GroupedLowerCertificate` — the base of the lower certificates stored as k rows and k
   pairwise disjoint key groups (the aggregate :math:`M = A_S G`); each subclass states its own

@@ -9,7 +9,7 @@ upper certificate, and the one bracket assembler (:mod:`attnrank_lite.engine.ass
 the best-of rule: Neumann, norm and (on small instances) cluster-mass and Frobenius-tail lower
 certificates; harmonic (the book's :ref:`thm-sphere-upper`) and streamed SVD upper certificates.
 
-The returned :class:`~attnrank_lite.engine.bracket.RankBracket` holds ordinary certificates: when ``A``
+The returned :class:`~attnrank_lite.engine.certified_bracket.RankBracket` holds ordinary certificates: when ``A``
 fits in memory, ``bracket.verify(A, eps)`` rechecks them on it.
 """
 from __future__ import annotations

@@ -112,11 +112,12 @@ def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = PO
                            oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
     r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
 
-    Finds an orthonormal ``Q`` (m x l) with ``A Q Q^T ≈ A``, takes the SVD ``A Q = U S W^T`` and
-    searches the nested family ``B_k = (U_k S_k) (Q W_k)^T = A V_k V_k^T`` with ``V = Q W``.
+    The range finder of :mod:`attnrank_lite.engine.range_finder` gives an orthonormal ``V``
+    (m x l, Ritz vectors ordered like the top right-singular vectors); the nested family
+    ``B_k = (A V_k) V_k^T`` is searched by :func:`~attnrank_lite.engine.nested.nested_family_search`.
     ``l`` doubles until ``B_l`` meets ``eps``. The certificate is exact (verified on ``A``)
     even though the subspace is approximate. Cost :math:`O(nml)` per sketch plus
-    :math:`O(nmk)` per bisection step (errors are computed in row blocks).
+    :math:`O(nmk)` per full check (errors are computed in row blocks).
 
     Parameters
     ----------
