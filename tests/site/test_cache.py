@@ -1,0 +1,188 @@
+"""The cache of executed chapters: a change to any input re-executes exactly the chapters it
+affects, and a damaged entry is ignored and replaced (issue 16).
+
+A tiny fake chapter set stands in for the book: three specs with one-cell notebooks, and a
+stand-in for ``run_chapter`` that writes a run folder and counts its calls, so the tests
+exercise the build's real route through :func:`attnrank_lite.site.schedule.execute_chapters`
+and :class:`attnrank_lite.site.cache.ChapterCache` in milliseconds.
+"""
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnrank_lite.site import cache as cache_mod
+from attnrank_lite.site import schedule
+from attnrank_lite.site.cache import ChapterCache, chapter_key, package_digest, pinned_versions
+from attnrank_lite.site.spec import ChapterSpec, Param
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _spec(i: int) -> ChapterSpec:
+    return ChapterSpec(key=f"ch9{i}", notebook=f"9{i}_fake.ipynb", title=f"fake {i}",
+                       params=(Param("n", 10, "int", "size", low=1, high=1000),))
+
+
+@pytest.fixture
+def fake_book(tmp_path, monkeypatch):
+    """Three fake chapters, a fake package folder and a counting stand-in for run_chapter."""
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    specs = [_spec(i) for i in range(3)]
+    for s in specs:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = '{s.key}'")])
+        nbformat.write(nb, nbdir / s.notebook)
+    pkg = tmp_path / "pkg"
+    (pkg / "engine").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "bracket.py").write_text("RANK = 1\n")
+    monkeypatch.setattr(schedule, "NOTEBOOK_DIR", nbdir)
+    monkeypatch.setattr(cache_mod, "PACKAGE_DIR", pkg)
+    by_key = {s.key: s for s in specs}
+    ran = []
+
+    def fake_run(key, profile, outdir, timeout=None):
+        spec = by_key[key]
+        folder = Path(outdir) / key
+        (folder / "results" / key).mkdir(parents=True)
+        shutil.copy(nbdir / spec.notebook, folder / spec.notebook)
+        (folder / "results" / key / "t.csv").write_text("a,b\n1,2\n")
+        rec = {"chapter": key, "notebook": spec.notebook, "profile": profile, "seconds": 1.0,
+               "finished": f"run {len(ran)}", "results": [f"results/{key}/t.csv"]}
+        (folder / f"{spec.stem}.run.json").write_text(json.dumps(rec))
+        ran.append(key)
+        return rec
+
+    monkeypatch.setattr(schedule, "run_chapter", fake_run)
+    book = {"specs": specs, "values": {s.key: {"n": 10} for s in specs}, "ran": ran, "pkg": pkg,
+            "nbdir": nbdir, "cache": ChapterCache(tmp_path / "cache"), "tmp": tmp_path, "builds": 0}
+
+    def build():
+        book["builds"] += 1
+        del ran[:]
+        items = [(s, book["values"][s.key]) for s in specs]
+        out = tmp_path / f"runs{book['builds']}"
+        recs = schedule.execute_chapters(items, "quick", out, jobs=1, cache=book["cache"], log=lambda *_: None)
+        for s in specs:  # every chapter has its complete run folder, however it got there
+            assert (out / s.key / s.notebook).is_file() and (out / s.key / "results" / s.key / "t.csv").is_file()
+        return sorted(ran), recs
+
+    book["build"] = build
+    return book
+
+
+ALL = ["ch90", "ch91", "ch92"]
+
+
+def test_second_build_reuses_every_chapter(fake_book):
+    assert fake_book["build"]()[0] == ALL
+    ran, recs = fake_book["build"]()
+    assert ran == []
+    assert [r["cache"] for r in recs] == ["reused"] * 3
+    assert [r["finished"] for r in recs] == ["run 0", "run 1", "run 2"]  # the records of the first build
+
+
+def test_package_source_change_reexecutes_every_chapter(fake_book):
+    fake_book["build"]()
+    (fake_book["pkg"] / "engine" / "bracket.py").write_text("RANK = 2\n")
+    assert fake_book["build"]()[0] == ALL
+    assert fake_book["build"]()[0] == []
+
+
+def test_new_package_file_reexecutes_every_chapter(fake_book):
+    fake_book["build"]()
+    (fake_book["pkg"] / "engine" / "extra_data.json").write_text("{}")
+    assert fake_book["build"]()[0] == ALL
+
+
+def test_one_parameter_reexecutes_only_that_chapter(fake_book):
+    fake_book["build"]()
+    fake_book["values"]["ch91"] = {"n": 11}
+    assert fake_book["build"]()[0] == ["ch91"]
+    fake_book["values"]["ch91"] = {"n": 10}  # back to the first value: its entry is still there
+    assert fake_book["build"]()[0] == []
+
+
+def test_notebook_change_reexecutes_only_that_chapter(fake_book):
+    fake_book["build"]()
+    path = fake_book["nbdir"] / "92_fake.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("one more sentence"))
+    nbformat.write(nb, path)
+    assert fake_book["build"]()[0] == ["ch92"]
+
+
+def test_installed_version_change_reexecutes_every_chapter(fake_book, monkeypatch):
+    fake_book["build"]()
+    real = pinned_versions()
+    monkeypatch.setattr(schedule, "pinned_versions", lambda: {**real, "numpy": real.get("numpy", "") + ".post1"})
+    assert fake_book["build"]()[0] == ALL
+
+
+@pytest.mark.parametrize("damage", ["truncate a file", "delete a file", "add a file", "no manifest",
+                                    "bad manifest", "only the manifest"])
+def test_damaged_entry_is_ignored_and_replaced(fake_book, damage):
+    fake_book["build"]()
+    root = fake_book["cache"].root
+    entries = [p for p in root.iterdir() if not p.name.startswith(".")]
+    assert len(entries) == 3
+    entry = next(p for p in entries if json.loads((p / "manifest.json").read_text())["chapter"] == "ch91")
+    nb = entry / "run" / "91_fake.ipynb"
+    if damage == "truncate a file":
+        nb.write_bytes(nb.read_bytes()[:20])
+    elif damage == "delete a file":
+        (entry / "run" / "results" / "ch91" / "t.csv").unlink()
+    elif damage == "add a file":
+        (entry / "run" / "stray.txt").write_text("x")
+    elif damage == "no manifest":  # a store interrupted before its last step
+        (entry / "manifest.json").unlink()
+    elif damage == "bad manifest":
+        (entry / "manifest.json").write_text('{"key": ')
+    else:
+        shutil.rmtree(entry / "run")
+    assert fake_book["build"]()[0] == ["ch91"]
+    assert fake_book["build"]()[0] == []  # the new entry replaced the damaged one
+
+
+def test_package_digest_covers_every_file_of_the_package(tmp_path):
+    """The real package: a copy has the same digest, and a change deep inside changes it."""
+    src = Path(cache_mod.__file__).resolve().parents[1]
+    copy = tmp_path / "attnrank_lite"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    assert package_digest(copy) == package_digest(src)
+    deep = sorted(copy.rglob("*.py"), key=lambda p: (-len(p.parts), str(p)))[0]
+    deep.write_text(deep.read_text() + "\n# changed\n")
+    assert package_digest(copy) != package_digest(src)
+
+
+def test_pinned_versions_name_every_requirement():
+    versions = pinned_versions()
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            assert line.split("==")[0] in versions
+
+
+def test_key_depends_on_profile_and_values(tmp_path):
+    nb = tmp_path / "a.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), nb)
+    args = dict(package="p", versions={"numpy": "1"})
+    k = chapter_key(nb, "ch01", "quick", {"n": 1}, **args)
+    assert k == chapter_key(nb, "ch01", "quick", {"n": 1}, **args)
+    assert k != chapter_key(nb, "ch01", "book", {"n": 1}, **args)
+    assert k != chapter_key(nb, "ch01", "quick", {"n": 2}, **args)
+    assert k != chapter_key(nb, "ch01", "quick", {"n": 1}, package="q", versions={"numpy": "1"})
+
+
+def test_cache_keeps_a_bounded_number_of_entries_per_chapter(fake_book):
+    fake_book["cache"].keep = 2
+    for n in range(11, 15):
+        fake_book["values"]["ch90"] = {"n": n}
+        fake_book["build"]()
+    root = fake_book["cache"].root
+    chapters = [json.loads((p / "manifest.json").read_text())["chapter"] for p in root.iterdir()
+                if not p.name.startswith(".")]
+    assert chapters.count("ch90") == 2 and chapters.count("ch91") == 1
