@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .chapters import all_chapters, get_chapter
+from .pagenote import machine_text, rerun_command
 from .paths import REPO, toc_files
 
 __all__ = ["StatementBox", "MARKERS", "scan_markdown", "scan_toc", "toc_files", "toc_titles", "page_title",
@@ -358,7 +359,7 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
     """
     profile = summary.get("profile", "?")
     chapters = summary.get("chapters", [])
-    machine = chapters[0].get("machine", "unknown") if chapters else "unknown"
+    machine = machine_text(chapters[0]) if chapters else "unknown"
     out = [
         "# Reproducibility",
         "",
@@ -382,14 +383,24 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
     out += ["", "## Chapters", ""]
     if not chapters:
         out += ["No chapter was executed in this build.", ""]
+    else:
+        out += ["| Chapter | Profile | Run time | Machine | Rerun it with the quick profile |",
+                "|---|---|---|---|---|"]
+        for rec in chapters:
+            how = " (reused from the build cache)" if rec.get("cache") == "reused" else ""
+            out.append(f"| {rec['chapter']} | `{rec.get('profile', profile)}` | {rec['seconds']:.1f} s{how} | "
+                       f"{machine_text(rec)} | `{rerun_command(rec['chapter'])}` |")
+        out.append("")
     for rec in chapters:
         page = pages.get(rec["notebook"])
         if page:
             out += _heading(page, titles, "###", prefix=f"{rec['chapter']}: ")
         else:
             out += [f"### {rec['chapter']}: {rec.get('title', rec['notebook'])}", ""]
+        reused = " (reused from the build's cache: same notebook, parameters, package and versions)" \
+            if rec.get("cache") == "reused" else ""
         out.append(f"Executed with profile `{rec.get('profile', profile)}` in **{rec['seconds']:.1f} s** "
-                   f"(finished {rec.get('finished', '?')}). "
+                   f"on {machine_text(rec)} (finished {rec.get('finished', '?')}){reused}. "
                    f"Run record: <a href=\"../{Path(rec['notebook']).stem}.run.json\">"
                    f"{Path(rec['notebook']).stem}.run.json</a>.")
         out.append("")

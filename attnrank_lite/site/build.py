@@ -1,7 +1,11 @@
 """Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
 
-The build always executes the notebooks afresh (Jupyter Book's own execution and cache are
-off), so a page can never show outputs from an older version of the package.
+Jupyter Book's own execution and cache are off. A chapter is executed unless the build's cache
+(:mod:`attnrank_lite.site.cache`) holds a run of the same notebook with the same parameters,
+profile, package sources and installed versions, so a page can never show outputs from an older
+version of the package; ``--no-cache`` executes every chapter. Chapters to execute run side by
+side, bounded by their memory estimates (:mod:`attnrank_lite.site.schedule`). Each page ends
+with a note of its run: profile, time, machine and the command that reruns it quickly.
 
 Nothing a user has is lost: the output folder is checked before any work
 (:func:`attnrank_lite.site.outputs.prepare_output`), every chapter's parameters and memory
@@ -20,9 +24,13 @@ import time
 from pathlib import Path
 
 from . import appendix, outputs, site_assets
+from .cache import CACHE_ENV, DEFAULT_CACHE, ChapterCache
 from .chapters import get_chapter
+from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
-from .runner import package_versions, resolve_parameters, run_chapter, run_dir
+from .runner import package_versions, resolve_parameters, run_dir
+from .runtime import DEFAULT_MAX_MINUTES, check_runtime
+from .schedule import execute_chapters
 
 __all__ = ["build_book", "BuildFailed"]
 
@@ -36,8 +44,20 @@ class BuildFailed(RuntimeError):
 
 
 def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
-               warnings_as_errors: bool = True, log=print) -> Path:
+               warnings_as_errors: bool = True, log=print, jobs: int | None = None,
+               cache: str | os.PathLike | bool | None = True,
+               max_minutes: float | None = DEFAULT_MAX_MINUTES) -> Path:
     """Execute all chapters with ``profile`` and build the HTML site into ``out/html``.
+
+    Parameters
+    ----------
+    jobs : int, optional
+        Chapters executed at once (default: the number of cores).
+    cache : path, bool or None
+        The chapter cache folder; True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/`` in the
+        repository; False or None: execute every chapter and store nothing.
+    max_minutes : float or None
+        Refuse a chapter whose estimated run time is longer (0 or None: no limit).
 
     Returns
     -------
@@ -52,17 +72,23 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
         A notebook or the site build failed; ``out/html`` is unchanged.
     """
     specs = [get_chapter(stem) for stem in toc_notebooks()]
-    for spec in specs:  # every chapter's parameters and memory, before any work
-        resolve_parameters(spec.key, profile=profile)
+    items = []
+    for spec in specs:  # every chapter's parameters, memory and run time, before any work
+        spec, values = resolve_parameters(spec.key, profile=profile)
+        check_runtime(spec, values, max_minutes)
+        items.append((spec, values))
+    if cache is True:
+        cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
+    store = ChapterCache(cache) if cache else None
     out = outputs.prepare_output(out, legacy=LEGACY, signature=frozenset({"staging", "jb"}))
     work = outputs.partial_dir(out, "build")
     try:
-        return _build(profile, out, work, specs, warnings_as_errors, log)
+        return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store)
     finally:
         outputs.remove_tree(work)
 
 
-def _build(profile, out: Path, work: Path, specs, warnings_as_errors, log) -> Path:
+def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store) -> Path:
     stage = work / "stage"
     stage.mkdir()
     for name in ("_config.yml", "_toc.yml"):
@@ -71,16 +97,13 @@ def _build(profile, out: Path, work: Path, specs, warnings_as_errors, log) -> Pa
     site_assets.prepare_stage_config(stage, log=log)  # launch buttons only with a repository URL
     site_assets.stage_mathjax(stage)  # MathJax served from the site (npm package), no CDN
     site_assets.write_favicon_ico(stage / "_extra" / "favicon.ico")
-    records = []
     t0 = time.time()
     notebooks = stage / "notebooks"
     (notebooks / "results").mkdir(parents=True)
-    for spec in specs:
-        log(f"[attnrank] executing {spec.notebook} (profile {profile}) ...")
-        rec = run_chapter(spec.key, profile=profile, outdir=work / "runs")
-        log(f"[attnrank]   done in {rec['seconds']:.1f} s")
-        records.append(rec)
+    records = execute_chapters(items, profile, work / "runs", jobs=jobs, cache=store, log=log)
+    for (spec, _), rec in zip(items, records):
         ran = run_dir(work / "runs", spec.key)
+        add_run_note(ran / spec.notebook, rec)  # the staged page says how it was produced
         os.replace(ran / spec.notebook, notebooks / spec.notebook)
         os.replace(ran / f"{spec.stem}.run.json", stage / "_extra" / f"{spec.stem}.run.json")
         if (ran / "results").exists():

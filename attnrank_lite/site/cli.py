@@ -19,6 +19,7 @@ from .chapters import all_chapters
 from .memory import TooLarge
 from .outputs import OutputError
 from .runner import CellTimeout, KernelDied, RunFailed, resolve_parameters, run_chapter
+from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
 
 __all__ = ["main", "EXIT", "Terminated"]
@@ -35,6 +36,7 @@ EXIT = {
     "site build failed": 7,
     "file system error": 8,
     "internal error": 9,
+    "estimated run time too long": 10,
     "interrupted (SIGINT)": 130,
     "terminated (SIGTERM)": 143,
 }
@@ -81,6 +83,8 @@ def _cmd_run(args) -> int:
             raise ParameterError(f"parameter {name!r} given twice")
         overrides[name] = parse_value(value)
     spec, values = resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
+    est = check_runtime(spec, values, args.max_minutes)
+    print(f"{spec.key}: estimated run time {format_minutes(est)}", flush=True)
     args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
     interactive = _progress_to_terminal()
     rec = run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
@@ -95,7 +99,9 @@ def _cmd_run(args) -> int:
 def _cmd_build(args) -> int:
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
     _progress_to_terminal()
-    build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings)
+    build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
+               jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
+               max_minutes=args.max_minutes)
     return 0
 
 
@@ -109,14 +115,37 @@ def _positive_seconds(text: str) -> int:
     return value
 
 
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of minutes; got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of minutes; got {text}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the full traceback of a failure")
+    guard = argparse.ArgumentParser(add_help=False)
+    guard.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+                       help="refuse a chapter whose estimated run time is longer (default 60; 0: no limit)")
     parser = argparse.ArgumentParser(prog="python -m attnrank_lite", parents=[common],
                                      description="Run the attnrank book's chapters and build the site.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", parents=[common], help="chapters and their parameters with defaults")
-    run = sub.add_parser("run", parents=[common], help="execute one chapter notebook with papermill")
+    run = sub.add_parser("run", parents=[common, guard], help="execute one chapter notebook with papermill")
     run.add_argument("notebook", help="chapter key (ch02), number (2) or notebook name")
     run.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="set a parameter (VALUE is a Python/JSON literal or a plain string)")
@@ -125,10 +154,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="output folder (default: runs); the run goes to OUTPUT/chNN/")
     run.add_argument("--timeout", type=_positive_seconds, default=3600,
                      help="per-cell timeout in seconds, a positive whole number (default 3600)")
-    build = sub.add_parser("build", parents=[common], help="execute every chapter and build the website")
+    build = sub.add_parser("build", parents=[common, guard], help="execute every chapter and build the website")
     build.add_argument("--profile", choices=PROFILES, default="book")
     build.add_argument("-o", "--output", default="_build", help="output folder; the site goes to OUTPUT/html")
     build.add_argument("--allow-warnings", action="store_true", help="do not fail on Sphinx warnings")
+    build.add_argument("--jobs", "-j", type=_jobs, default=None,
+                       help="chapters executed at once, within the memory available (default: the number of cores)")
+    build.add_argument("--no-cache", action="store_true", help="execute every chapter; reuse and store nothing")
+    build.add_argument("--cache", default=None, metavar="DIR",
+                       help="the cache of executed chapters (default: $ATTNRANK_CACHE or .attnrank-cache/)")
     return parser
 
 
@@ -155,6 +189,8 @@ def main(argv=None) -> int:
         return _fail(args, "interrupted (SIGINT)", f"interrupted (SIGINT) {args.where}".rstrip())
     except TooLarge as exc:
         return _fail(args, "too large for this machine", str(exc))
+    except TooSlow as exc:
+        return _fail(args, "estimated run time too long", str(exc))
     except ParameterError as exc:
         return _fail(args, "bad parameter", str(exc))
     except OutputError as exc:

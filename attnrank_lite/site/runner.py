@@ -31,6 +31,7 @@ import nbformat
 from . import outputs
 from .chapters import NOTEBOOK_DIR, all_chapters, get_chapter
 from .memory import check_memory
+from .pagenote import cpu_model
 from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",
@@ -361,6 +362,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "seconds": round(seconds, 2),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "cpu": cpu_model(),
             "versions": package_versions(),
             "results": sorted(p.relative_to(tmp).as_posix() for p in results.rglob("*.csv"))
             if results.exists() else [],

@@ -160,6 +160,12 @@ class ChapterSpec:
         ``f(values) -> iterable of MemoryNeed``: the memory each large step needs, estimated from
         the parameters alone; runs that cannot fit are refused before any work
         (:mod:`attnrank_lite.site.memory`).
+    runtime : callable, optional
+        ``f(values) -> iterable of RuntimeTerm``: the seconds each costly step takes, estimated
+        from the parameters alone and calibrated against measured runs
+        (:mod:`attnrank_lite.site.runtime`); runs far beyond ``--max-minutes`` are refused.
+    runtime_error : float
+        The factor within which the runtime estimate matched the calibration runs.
     code : dict
         Statement label on the chapter's page -> dotted paths of the functions that implement
         or check it (the "code" column of the theorem index).
@@ -172,6 +178,8 @@ class ChapterSpec:
     profiles: dict = field(default_factory=dict)
     constraints: tuple = ()
     memory: Callable | None = None
+    runtime: Callable | None = None
+    runtime_error: float = 3.0
     code: dict = field(default_factory=dict)
 
     def __post_init__(self):
