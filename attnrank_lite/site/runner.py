@@ -285,6 +285,15 @@ def _log_tail(path: Path, lines: int = 60) -> str:
         return ""
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children (the notebook kernel
+    is a child, reaped when it shuts down)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
                 outdir: str | os.PathLike = "runs", timeout: int | None = 1800,
                 progress_bar: bool = False, log_output: bool = False) -> dict:
@@ -327,7 +336,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         kernel_env = {"MPLBACKEND": INLINE_BACKEND}
         if not log_output:
             kernel_env["ATTNRANK_PROGRESS"] = "0"
-        started = time.time()
+        started, cpu0 = time.time(), _cpu_seconds()
         log = tmp / KERNEL_LOG
         try:
             with _environment(kernel_env), _stderr_to_file(log):
@@ -348,7 +357,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
                              "or killed from outside); try smaller parameters")
             err.kernel_log = _log_tail(log)
             raise err from exc
-        seconds = time.time() - started
+        seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
         log.unlink(missing_ok=True)
         _mark_parameters_once(out_nb)
         results = tmp / "results"
@@ -360,6 +369,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "parameters": values,
             "overrides": overrides or {},
             "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu, 2),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "cpu": cpu_model(),

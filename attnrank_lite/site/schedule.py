@@ -38,6 +38,8 @@ __all__ = ["execute_chapters", "THREAD_VARS", "KERNEL_OVERHEAD", "thread_env", "
 #: environment variables read by the BLAS/OpenMP libraries numpy, scipy and torch load
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: the command line each concurrent chapter runs in
+CHILD = (sys.executable, "-m", "attnrank_lite")
 #: memory of a notebook kernel with numpy, pandas and matplotlib loaded, beside its estimate
 KERNEL_OVERHEAD = 400 * 2 ** 20
 
@@ -171,8 +173,7 @@ def _run_side_by_side(todo, profile, outdir: Path, jobs: int, timeout, finished,
                 item = pending[i]
                 spec, values = item
                 need = plan_memory(spec, values)
-                cmd = [sys.executable, "-m", "attnrank_lite", "run", spec.key, "--profile", profile,
-                       "-o", str(outdir), "--max-minutes", "0"]
+                cmd = [*CHILD, "run", spec.key, "--profile", profile, "-o", str(outdir), "--max-minutes", "0"]
                 if timeout is not None:
                     cmd += ["--timeout", str(int(timeout))]
                 err_path = logs / f"{spec.key}.stderr"
