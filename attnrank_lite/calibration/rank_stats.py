@@ -45,6 +45,17 @@ def spearman(x, y) -> float:
     return float((rx * ry).sum() / den) if den > 0 else float("nan")
 
 
+def _spearman_rows(X, Y) -> np.ndarray:
+    """:func:`spearman` of every row pair ``(X[i], Y[i])`` (NaN where a row is constant)."""
+    rx = rankdata(X, method="average", axis=1)
+    ry = rankdata(Y, method="average", axis=1)
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
+
+
 def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
                        level: float = 0.95, min_defined: float = MIN_DEFINED) -> dict:
     """Spearman correlation with a percentile cluster-bootstrap interval.
@@ -87,13 +98,13 @@ def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
     labels, inv = np.unique(g, return_inverse=True)
     members = [np.flatnonzero(inv == c) for c in range(labels.size)]
     rng = np.random.default_rng(seed)
-    reps = []
-    for _ in range(int(n_boot)):
-        pick = rng.integers(0, labels.size, labels.size)
-        idx = np.concatenate([members[c] for c in pick])
-        r = spearman(x[idx], y[idx])
-        if np.isfinite(r):
-            reps.append(r)
+    picks = [rng.integers(0, labels.size, labels.size) for _ in range(int(n_boot))]
+    if len({m.size for m in members}) == 1:  # equal clusters: all resamples at once, as one array
+        idx = np.stack(members)[np.stack(picks)].reshape(len(picks), -1)
+        boot = _spearman_rows(x[idx], y[idx])
+    else:
+        boot = np.array([spearman(x[i], y[i]) for i in (np.concatenate([members[c] for c in p]) for p in picks)])
+    reps = [float(r) for r in boot if np.isfinite(r)]
     frac = len(reps) / int(n_boot)
     lo = hi = float("nan")
     if reps and frac >= min_defined:

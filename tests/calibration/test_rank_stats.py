@@ -82,3 +82,14 @@ def test_bad_arguments_are_named():
 def test_sign_class():
     assert sign_class(0.1, 0.5) == "+" and sign_class(-0.5, -0.1) == "-"
     assert sign_class(-0.1, 0.2) == "0" and sign_class(np.nan, np.nan) == "undefined"
+
+
+def test_bootstrap_with_unequal_clusters_matches_brute_force():
+    rng = np.random.default_rng(4)
+    groups = np.repeat(np.arange(12), [1, 2, 3, 4] * 3)
+    x = rng.standard_normal(groups.size)
+    y = x + rng.standard_normal(groups.size)
+    res = spearman_bootstrap(x, y, groups, n_boot=200, seed=1)
+    (lo, hi), n_valid = _brute_bootstrap(x, y, groups, 200, 1, 0.95)
+    assert res["n_valid"] == n_valid and res["clusters"] == 12
+    assert res["low"] == pytest.approx(lo, abs=1e-12) and res["high"] == pytest.approx(hi, abs=1e-12)
