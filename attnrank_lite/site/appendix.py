@@ -360,6 +360,7 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
     profile = summary.get("profile", "?")
     chapters = summary.get("chapters", [])
     machine = machine_text(chapters[0]) if chapters else "unknown"
+    n_reused = sum(rec.get("cache") == "reused" for rec in chapters)
     out = [
         "# Reproducibility",
         "",
@@ -370,7 +371,8 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
         f"* Profile: **{profile}** (`quick`, `book` = the defaults, or `paper`).",
         f"* Source: commit {git_state}.",
         f"* Machine: {machine}.",
-        f"* Notebook execution, all chapters: {summary.get('execution_seconds', 0):.1f} s.",
+        f"* Notebook execution, all chapters: {summary.get('execution_seconds', 0):.1f} s"
+        + (f" ({n_reused} of {len(chapters)} reused from the build's cache)." if n_reused else "."),
         "* Raw records: <a href=\"../run_records.json\">run_records.json</a>.",
         "",
         "## Package versions",

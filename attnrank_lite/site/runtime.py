@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from .spec import ParameterError
 
 __all__ = ["RuntimeTerm", "RuntimeEstimate", "TooSlow", "STARTUP_SECONDS", "DEFAULT_MAX_MINUTES",
-           "estimate_runtime", "check_runtime", "format_duration", "format_minutes"]
+           "scaled", "estimate_runtime", "check_runtime", "format_duration", "format_minutes"]
 
-#: starting a kernel and importing numpy, pandas, matplotlib and the package (measured 4-8 s)
-STARTUP_SECONDS = 6.0
+#: starting a kernel and importing numpy, pandas, matplotlib and the package (6-13 s measured on
+#: a loaded 2-core machine)
+STARTUP_SECONDS = 10.0
 #: ``--max-minutes`` when not given
 DEFAULT_MAX_MINUTES = 60.0
 
@@ -47,6 +48,13 @@ class RuntimeTerm:
     seconds: float
     param: str
     what: str
+
+
+def scaled(measured: float, work: float, reference_work: float, param: str, what: str) -> RuntimeTerm:
+    """A step that took ``measured`` seconds on the calibration run, whose work was
+    ``reference_work``, scaled to ``work`` (the same count for the values at hand)."""
+    ratio = work / reference_work if reference_work > 0 else 0.0
+    return RuntimeTerm(measured * ratio, param, what)
 
 
 @dataclass(frozen=True)

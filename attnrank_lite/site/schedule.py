@@ -150,6 +150,7 @@ def _child_error(spec, proc, err_path: Path) -> RunFailed:
         text = ""
     lines = [ln for ln in text.splitlines() if ln.startswith("error: ")]
     msg = lines[-1][len("error: "):] if lines else f"{spec.key}: exited with status {proc.returncode}"
+    msg = msg.split("; nothing was written")[0]  # the build's own message says what was kept
     err = _EXIT_ERRORS.get(proc.returncode, RunFailed)(msg)
     err.kernel_log = "\n".join(text.splitlines()[-60:])
     return err

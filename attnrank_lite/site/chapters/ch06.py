@@ -1,5 +1,6 @@
 """Chapter 6: the BERT calibration on real pretrained weights."""
 from ..memory import BRACKET_COPIES, MemoryNeed
+from ..runtime import scaled
 from ..spec import ChapterSpec, Param
 
 
@@ -14,6 +15,42 @@ def _memory(v):
     yield MemoryNeed(2.0 * 8 * 64 * t * seqs * layers * heads + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
                      f"queries and keys of {layers} x {heads} heads for {seqs} sequences of {t} tokens")
 
+
+
+#: passages of the shipped calibration corpus
+CORPUS_PASSAGES = 79
+
+
+def _heads(v):
+    large = "large" in str(v["model"]).lower()
+    layers = len(v["layers"]) if v["layers"] else 7
+    return layers * (len(v["heads"]) if v["heads"] else (16 if large else 12))
+
+
+def _runtime(v):
+    """Seconds of the costly steps, scaled from the book-profile calibration run (the bundled
+    6-layer MiniLM: 72 heads; counted here as 7 x 12 = 84, BERT-base's, as in the memory estimate)."""
+    seqs = v["n_sequences"] or CORPUS_PASSAGES
+    bseq = min(v["bracket_sequences"] or seqs, seqs)
+    t = v["max_tokens"] / 128
+    large = 2 if "large" in str(v["model"]).lower() else 1
+    yield scaled(15.0 * large, 1, 1, "model", "loading the model")
+    yield scaled(4.3 * large, seqs * t, CORPUS_PASSAGES, "n_sequences", f"the model on {seqs} passages")
+    yield scaled(270.0, _heads(v) * len(v["multipliers"]) * bseq * t ** 3, 84 * 5 * CORPUS_PASSAGES,
+                 "bracket_sequences" if v["bracket_sequences"] else "n_sequences",
+                 f"{_heads(v) * len(v['multipliers']) * bseq:,} brackets and polynomial certificates")
+    yield scaled(28.5, v["n_boot"] * _heads(v) * len(v["multipliers"]), 2000 * 84 * 5, "n_boot",
+                 f"{v['n_boot']:,} bootstrap resamples")
+
+
+#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
+#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
+#: record), quick in a side-by-side build. The steps' shares of the book run are from cProfile:
+#: brackets and polynomial certificates 85%, the bootstrap 9%, the model and the rest 6%.
+RUNTIME_CALIBRATION = (
+    {"profile": "book", "seconds": 328.0},
+    {"profile": "quick", "seconds": 53.3},
+)
 
 SPEC = ChapterSpec(
     key="ch06",
@@ -64,6 +101,8 @@ SPEC = ChapterSpec(
         f"parameter 'tau' must be below eps = {v['eps']} (the polynomial certificate gets eps - tau); got {v['tau']}",
     ),
     memory=_memory,
+    runtime=_runtime,
+    runtime_error=2.0,
     code={
         "claim-bert-calibration": ["attnrank_lite.calibration.study.run_study",
                                    "attnrank_lite.calibration.report.associations",
