@@ -52,3 +52,18 @@ def test_spectral_contrast_of_the_split_identity():
 def test_multiplicity_table_rejects_mismatched_counts():
     with pytest.raises(ValueError):
         rc.multiplicity_table(circle_points(4), [1, 2], beta=1.0, eps=0.25)
+
+
+def test_eps_sweep_gives_the_brackets_of_one_level_at_a_time():
+    """The sweep factorises A once for all levels; its brackets are those rank_bracket finds level by
+    level (dense path), certificate kinds included."""
+    from attnrank_lite import rank_bracket, softmax_attention
+
+    A = softmax_attention(circle_points(96), beta=64.0)
+    levels = [0.05, 0.25, 0.5, 0.9]
+    t = rc.eps_sweep_table(A, levels).set_index("eps")
+    for e in levels:
+        b = rank_bracket(A, e)
+        assert (t.loc[e, "lower"], t.loc[e, "upper"]) == (b.lower, b.upper)
+        assert t.loc[e, "lower_kind"] == b.lower_kind
+        assert t.loc[e, "upper_source"] == b.as_dict()["upper_source"]
