@@ -61,3 +61,16 @@ def test_parameters_are_shown_once_as_those_of_this_run(built_site):
         assert "Show the book's default parameters" in unescape(defaults).replace("\u2019", "'"), stem
         injected = _cell_div(html, "injected-parameters")
         assert "<details" not in injected, stem  # this run's values are not folded
+
+
+def test_every_chapter_page_says_how_it_was_produced(built_site):
+    """Issue 16: the page's profile, run time and machine, and the quick rerun command."""
+    records = json.loads((built_site / "run_records.json").read_text())
+    for rec in records["chapters"]:
+        html = unescape((built_site / "notebooks" / rec["notebook"].replace(".ipynb", ".html")).read_text())
+        assert "How this page was produced" in html, rec["chapter"]
+        assert f"python -m attnrank_lite run {rec['chapter']} --profile quick" in html
+        assert f"{rec['seconds']:.1f} s" in html and f"{rec['profile']}" in html
+    repro = unescape((built_site / "book" / "reproducibility.html").read_text())
+    for rec in records["chapters"]:
+        assert f"python -m attnrank_lite run {rec['chapter']} --profile quick" in repro
