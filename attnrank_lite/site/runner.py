@@ -341,7 +341,8 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         try:
             with _environment(kernel_env), _stderr_to_file(log):
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
-                         parameters=values, cwd=str(tmp), kernel_name="python3", progress_bar=progress_bar,
+                         parameters=values, cwd=str(tmp), kernel_name="python3",
+                         progress_bar={"desc": f"{spec.key} cells"} if progress_bar else False,
                          log_output=log_output, execution_timeout=timeout, report_mode=False)
         except pm.PapermillExecutionError as exc:
             err = RunFailed(f"{where} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}")

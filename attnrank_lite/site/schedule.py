@@ -73,6 +73,14 @@ def next_to_start(needs: list[float], running: list[float], jobs: int, budget: f
     return None
 
 
+def _on_terminal() -> bool:
+    """Show the notebook's cell bar (``chNN cells``) when standard error is a terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _record(folder: Path, spec) -> dict:
     return json.loads((folder / f"{spec.stem}.run.json").read_text())
 
@@ -134,7 +142,8 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
         for spec, values in todo:
             est = estimate_runtime(spec, values)
             log(f"[attnrank] executing {spec.notebook} (profile {profile}; estimate {format_minutes(est)}) ...")
-            finished(spec, run_chapter(spec.key, profile=profile, outdir=outdir, timeout=timeout))
+            finished(spec, run_chapter(spec.key, profile=profile, outdir=outdir, timeout=timeout,
+                                       progress_bar=_on_terminal()))
     else:
         _run_side_by_side(todo, profile, outdir, jobs, timeout, finished, log)
     return [records[spec.key] for spec, _ in items]

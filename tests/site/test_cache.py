@@ -44,7 +44,7 @@ def fake_book(tmp_path, monkeypatch):
     by_key = {s.key: s for s in specs}
     ran = []
 
-    def fake_run(key, profile, outdir, timeout=None):
+    def fake_run(key, profile, outdir, timeout=None, progress_bar=False):
         spec = by_key[key]
         folder = Path(outdir) / key
         (folder / "results" / key).mkdir(parents=True)
