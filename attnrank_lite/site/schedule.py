@@ -133,8 +133,11 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
 
     def finished(spec, rec):
         if cache is not None:
-            cache.store(keys[spec.key], run_dir(outdir, spec.key), spec.key, profile)
-            rec["cache"] = "stored"
+            try:  # the cache only saves time: a failure to store is reported, not fatal
+                cache.store(keys[spec.key], run_dir(outdir, spec.key), spec.key, profile)
+                rec["cache"] = "stored"
+            except OSError as exc:
+                log(f"[attnrank] note: {spec.key} was not stored in the cache {cache.root}: {exc}")
         records[spec.key] = rec
         log(f"[attnrank] {spec.key}: done in {rec['seconds']:.1f} s")
 

@@ -186,3 +186,10 @@ def test_cache_keeps_a_bounded_number_of_entries_per_chapter(fake_book):
     chapters = [json.loads((p / "manifest.json").read_text())["chapter"] for p in root.iterdir()
                 if not p.name.startswith(".")]
     assert chapters.count("ch90") == 2 and chapters.count("ch91") == 1
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_the_build(fake_book):
+    fake_book["cache"].root.parent.mkdir(parents=True, exist_ok=True)
+    fake_book["cache"].root.write_text("a file where the cache folder should be")
+    ran, recs = fake_book["build"]()
+    assert ran == ALL and all("cache" not in r for r in recs)
