@@ -16,7 +16,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-## make book: install, execute every chapter (book profile) and build the site into _build/html
+## make book: install, execute every chapter (book profile; unchanged chapters come from the cache
+## .attnrank-cache/, chapters side by side, one per core) and build the site into _build/html
 book: $(STAMP) mathjax
 	$(PY) -m attnrank_lite build --profile book --output _build
 
@@ -36,4 +37,4 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 || echo "note: could not install chromium; the browser test will skip"; }
 
 clean:
-	rm -rf _build runs
+	rm -rf _build runs .attnrank-cache
