@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_bracket
+from ..engine.parallel import run_tasks
 from ..engine.progress import progress as _terminal_progress
 from ..engine.threads import single_threaded
 from ..quotient.polynomial import monomial_count, polynomial_certificate
@@ -282,10 +283,31 @@ def tau_curve_rows(layer: int, head: int, geom: HeadGeometry, multipliers, tau_v
     return out
 
 
+def _head_task(la, h, hidden, weights, multipliers, eps, tau, bseq, max_degree, rtol, tau_values,
+               pooled=None):
+    """Every table row of one head (a task): settings, sequences, ``r(tau)`` curves, head row.
+
+    ``hidden`` is the layer's input states (one float32 array per sequence) and ``weights``
+    the head's projections; the queries, keys and pooled states are rebuilt from them.
+    """
+    with single_threaded():
+        qk = [head_queries_keys(X, weights) for X in hidden]
+        pooled = np.concatenate(hidden).astype(np.float64) if pooled is None else pooled
+        geom = head_geometry(qk, weights, states=pooled, rtol=rtol)
+        r, sr = study_head(la, h, qk, geom, multipliers, eps, tau, bseq, max_degree)
+    curves = tau_curve_rows(la, h, geom, multipliers, tau_values)
+    head_row = {"layer": la, "head": h, "d_head": geom.d_head, "visible_dim": geom.visible_dim,
+                "visible_dim_calib": geom.visible_dim_calib, "lev_q": geom.lev_q,
+                "lev_k": geom.lev_k, "recompute_error": None, "recompute_l1": None,
+                **{f"sigma_{i + 1}": float(s) for i, s in enumerate(geom.sigma)}}
+    return r, sr, curves, head_row
+
+
 def run_study(model, tokenizer, info, texts, layers=None, heads=None, multipliers=(0.25, 0.5, 1, 2, 4),
               eps: float = 0.25, tau: float = 0.1, bracket_sequences: int | None = None,
               max_tokens: int = 128, max_degree: int = 64, rtol: float = 1e-10,
-              tau_values=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), progress=_terminal_progress):
+              tau_values=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), progress=_terminal_progress,
+              executor=None):
     """The whole calibration study.
 
     Parameters
@@ -310,6 +332,10 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     progress : callable
         ``progress(iterable, desc=...)`` wrapper (default: the package's terminal progress
         bar, silent inside notebooks).
+    executor : concurrent.futures.Executor, optional
+        Runs one task per head (:func:`attnrank_lite.engine.parallel.run_tasks`; the layer's
+        input states and the head's weights travel, everything else is rebuilt); ``None``: the
+        sequential loop. The tables are the same either way.
 
     Returns
     -------
@@ -325,21 +351,23 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     pairs = select_heads(info.n_layers, info.n_heads, layers, heads)
     toks = collect_states(model, tokenizer, texts, pairs, max_tokens=max_tokens, progress=progress)
     bseq = evenly_spaced(len(texts), bracket_sequences)
-    pooled = {la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
     rows, seq_rows, head_rows, curves = [], [], [], []
-    for (la, h) in progress(pairs, desc="heads"):
-        with single_threaded():
-            qk = toks.queries_keys(la, h)
-            geom = head_geometry(qk, toks.weights[(la, h)], states=pooled[la], rtol=rtol)
-            r, sr = study_head(la, h, qk, geom, multipliers, eps, tau, bseq, max_degree)
-        rows += r
-        seq_rows += sr
-        curves += tau_curve_rows(la, h, geom, multipliers, tau_values)
-        head_rows.append({"layer": la, "head": h, "d_head": geom.d_head, "visible_dim": geom.visible_dim,
-                          "visible_dim_calib": geom.visible_dim_calib, "lev_q": geom.lev_q,
-                          "lev_k": geom.lev_k, "recompute_error": toks.recompute_error[(la, h)],
-                          "recompute_l1": toks.recompute_l1[(la, h)],
-                          **{f"sigma_{i + 1}": float(s) for i, s in enumerate(geom.sigma)}})
+    if executor is None:
+        pooled = {la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
+        for (la, h) in progress(pairs, desc="heads"):
+            r, sr, c, hr = _head_task(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps,
+                                      tau, bseq, max_degree, rtol, tau_values, pooled=pooled[la])
+            rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
+            head_rows.append(hr)
+    else:  # one task per head: it rebuilds the queries, keys and pooled states from the layer input
+        tasks = [(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps, tau, bseq,
+                  max_degree, rtol, tau_values) for la, h in pairs]
+        for r, sr, c, hr in run_tasks(_head_task, tasks, executor, desc="heads"):
+            rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
+            head_rows.append(hr)
+    for hr in head_rows:
+        hr["recompute_error"] = toks.recompute_error[(hr["layer"], hr["head"])]
+        hr["recompute_l1"] = toks.recompute_l1[(hr["layer"], hr["head"])]
     return {"settings": pd.DataFrame(rows), "sequences": pd.DataFrame(seq_rows),
             "heads": pd.DataFrame(head_rows), "curves": pd.DataFrame(curves), "tokens": toks,
             "bracket_seqs": bseq}

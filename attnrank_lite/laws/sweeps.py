@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_brackets
-from ..engine.progress import progress
+from ..engine.parallel import run_tasks
 from .fitting import fit_loglog_slope
 from .geometry import (
     circle_points,
@@ -29,6 +29,7 @@ __all__ = [
     "configuration_sweep",
     "slope_table",
     "point_sweep",
+    "point_task_memory",
     "sphere_configuration",
     "spherical_instance",
 ]
@@ -70,6 +71,28 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
     return clustered_sphere(n, d, clusters=8, spread=0.15, seed=seed)
 
 
+def point_task_memory(n: int, d: int, beta: float, verify_dense_limit: int = 4096) -> tuple[float, str]:
+    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep` on ``n`` points of
+    :math:`S^{d-1}`, and what they hold (checked against a worker's memory before submission).
+
+    Streamed brackets hold the harmonic basis (``n x N(d, <= L)``, about
+    :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``) and row blocks, three copies (the
+    estimate of chapter 2, measured 3.3 GB at n = 20,000, d = 4, beta = 64); up to
+    ``verify_dense_limit`` points the dense re-verification holds six ``n x n`` arrays.
+    """
+    cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
+    streamed = 8.0 * 3 * n * (cols + 2048)
+    dense = 8.0 * 6 * n * n if n <= verify_dense_limit else 0.0
+    if dense > streamed:
+        return dense, f"the dense re-verification ({n:,} x {n:,})"
+    return streamed, f"the streamed bracket's basis and row blocks ({n:,} x {int(cols) + 2048:,})"
+
+
+def _dense_need(n: int) -> tuple[float, str]:
+    """Six ``n x n`` float64 arrays: a dense bracket and its verification."""
+    return 8.0 * 6 * n * n, f"a dense {n:,} x {n:,} attention matrix and its bracket"
+
+
 def spherical_instance(X: np.ndarray, beta: float) -> np.ndarray:
     r"""Spherical self-attention :math:`A = \mathrm{rowsoftmax}(\beta XX^\top)`, shape (n, n)."""
     return softmax_attention(X, X, beta)
@@ -101,7 +124,7 @@ def bracket_rows(A: np.ndarray, eps_values, points=None, **info) -> list[dict]:
 
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
-                **info) -> pd.DataFrame:
+                executor=None, **info) -> pd.DataFrame:
     r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
     from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).
 
@@ -111,7 +134,9 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     matrix. Up to that size the assembler also copies the matrix for the greedy cluster-mass
     search (its ``CostLimits.materialise``; dense packings at high beta). ``degree`` is the
     harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
-    family).
+    family). ``executor`` (a :class:`concurrent.futures.Executor`) runs one task per ``beta``
+    (:func:`attnrank_lite.engine.parallel.run_tasks`; each worker rebuilds the basis from ``X``);
+    ``None`` is the sequential loop. The brackets are the same either way.
 
     Returns
     -------
@@ -119,30 +144,39 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
         One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
         upper_source, degree, verified.
     """
+    from ..engine.harmonic import HarmonicBasis
+
+    X = np.asarray(X, dtype=np.float64)
+    basis = HarmonicBasis(X) if executor is None else None  # a worker builds its own from X
+    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info) for beta in betas]
+    n, d = X.shape
+    parts = run_tasks(_point_task, tasks, executor, desc=desc or "beta",
+                      need=lambda X, beta, *_: point_task_memory(n, d, beta, verify_dense_limit),
+                      label=lambda t: f"beta={t[1]:g}")
+    return pd.DataFrame([row for part in parts for row in part])
+
+
+def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info) -> list[dict]:
+    """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None)."""
     from ..engine.assemble import CostLimits
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
-    X = np.asarray(X, dtype=np.float64)
-    basis = HarmonicBasis(X)
+    basis = HarmonicBasis(X) if basis is None else basis
     limits = CostLimits(materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
-    rows = []
-    for beta in progress(list(betas), desc=desc or "beta"):
-        bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits)
-        A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
-        for b in bs:
-            rows.append({"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
-                         "upper": b.upper, "lower_kind": b.lower_kind,
-                         "upper_source": b.upper_certificate.source,
-                         "degree": (b.upper_certificate.degree
-                                    if isinstance(b.upper_certificate, HarmonicCertificate) else None),
-                         "verified": True if A is None else bool(b.verify(A, b.eps))})
-        del A, bs  # free the factors before the next beta (they can be GBs at n = 20,000)
-    return pd.DataFrame(rows)
+    bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits)
+    A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
+    return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
+             "upper": b.upper, "lower_kind": b.lower_kind,
+             "upper_source": b.upper_certificate.source,
+             "degree": (b.upper_certificate.degree
+                        if isinstance(b.upper_certificate, HarmonicCertificate) else None),
+             "verified": True if A is None else bool(b.verify(A, b.eps))}
+            for b in bs]
 
 
 def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
-                  **info) -> pd.DataFrame:
+                  executor=None, **info) -> pd.DataFrame:
     """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
 
     Parameters
@@ -156,6 +190,10 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
     points : array_like, optional
         The points of every instance (rows of ``A``; self-attention keys on the sphere): adds
         the Neumann lower and harmonic upper families.
+    executor : concurrent.futures.Executor, optional
+        Runs one task per value (:func:`attnrank_lite.engine.parallel.run_tasks`); ``make`` then
+        travels to the workers (Dask pickles closures with cloudpickle; a process pool needs a
+        module-level ``make``). ``None``: the sequential loop.
 
     Returns
     -------
@@ -163,13 +201,18 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
         One row per (value, eps): ``key``, info columns, n, eps, lower, upper, lower_kind,
         upper_source, verified.
     """
-    rows = []
-    for v in progress(list(values), desc=desc or key):
-        out = make(v)
-        A, extra = (out if isinstance(out, tuple) else (out, {}))
-        rows += bracket_rows(A, eps_values, points=points, **{key: v}, **info, **extra)
-        del A
-    return pd.DataFrame(rows)
+    tasks = [(make, v, tuple(eps_values), points, key, info) for v in values]
+    need = None if points is None else (lambda *t: _dense_need(len(points)))
+    parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need,
+                      label=lambda t: f"{key}={t[1]!r}")
+    return pd.DataFrame([row for part in parts for row in part])
+
+
+def _bracket_task(make, v, eps_values, points, key, info) -> list[dict]:
+    """Rows of :func:`bracket_sweep` for one value ``v`` (a task)."""
+    out = make(v)
+    A, extra = (out if isinstance(out, tuple) else (out, {}))
+    return bracket_rows(A, eps_values, points=points, **{key: v}, **info, **extra)
 
 
 def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
@@ -199,20 +242,33 @@ def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float =
 
 
 def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
-                        kinds=CONFIGURATIONS) -> pd.DataFrame:
+                        kinds=CONFIGURATIONS, executor=None) -> pd.DataFrame:
     """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
 
     Every kind gets the same engine: :func:`bracket_sweep` with ``points=X`` (geometric
-    certificates in the best-of next to the dense ones).
+    certificates in the best-of next to the dense ones). With an ``executor``, one task per
+    (kind, beta) rebuilds its points from ``(kind, n, d, seed)``; the rows are the same.
 
     Returns
     -------
     pandas.DataFrame
         :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
     """
+    if executor is not None:
+        tasks = [(kind, n, d, seed, beta, tuple(eps_values)) for kind in kinds for beta in betas]
+        parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
+                          need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}")
+        return pd.DataFrame([row for part in parts for row in part])
     parts = []
     for kind in kinds:
         X = sphere_configuration(kind, n, d, seed=seed)
         parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
                                    eps_values, desc=kind, points=X, configuration=kind))
     return pd.concat(parts, ignore_index=True)
+
+
+def _configuration_task(kind, n, d, seed, beta, eps_values) -> list[dict]:
+    """Rows of :func:`configuration_sweep` for one (kind, beta): the points rebuilt from the seed."""
+    X = sphere_configuration(kind, n, d, seed=seed)
+    return bracket_rows(spherical_instance(X, beta), eps_values, points=X, beta=beta,
+                        configuration=kind)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m attnrank_lite {list, run, build}``.
+"""Command line: ``python -m attnrank_lite {list, run, build, sweep}`` (``sweep``: :mod:`.sweep_cli`).
 
 Every failure is one line on standard error, ``error: <what failed, where, what to do>``, with
 an exit status of its own (:data:`EXIT`); ``--debug`` adds the full traceback. SIGINT (Ctrl-C)
@@ -21,6 +21,8 @@ from .outputs import OutputError
 from .runner import CellTimeout, KernelDied, RunFailed, resolve_parameters, run_chapter
 from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
+from .sweep_cli import add_parser as _add_sweep_parser
+from .sweep_cli import cmd_sweep as _cmd_sweep
 
 __all__ = ["main", "EXIT", "Terminated"]
 
@@ -163,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--no-cache", action="store_true", help="execute every chapter; reuse and store nothing")
     build.add_argument("--cache", default=None, metavar="DIR",
                        help="the cache of executed chapters (default: $ATTNRANK_CACHE or .attnrank-cache/)")
+    _add_sweep_parser(sub, common)
     return parser
 
 
@@ -182,7 +185,8 @@ def main(argv=None) -> int:
     _signalled.clear()
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return {"list": _cmd_list, "run": _cmd_run, "build": _cmd_build}[args.command](args)
+        return {"list": _cmd_list, "run": _cmd_run, "build": _cmd_build,
+                "sweep": _cmd_sweep}[args.command](args)
     except Terminated:
         return _fail(args, "terminated (SIGTERM)", f"terminated (SIGTERM) {args.where}".rstrip())
     except KeyboardInterrupt:

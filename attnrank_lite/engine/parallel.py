@@ -1,0 +1,183 @@
+"""Independent tasks on a ``concurrent.futures.Executor``: results in submission order.
+
+Every sweep of the package is a list of independent configurations. :func:`run_tasks` runs a
+module-level task function on each, either in a plain loop (``executor=None``: exactly the
+sequential code, so tables stay byte-identical) or through any
+:class:`concurrent.futures.Executor` — a thread or process pool, or Dask's
+``Client.get_executor()`` for a cluster (:func:`dask_executor`). Tasks must rebuild their inputs
+from small arguments (a configuration and its seed) and return plain rows, so that what travels
+to a worker and back is a few hundred bytes plus the rows.
+
+Before anything is submitted, each task's memory estimate is compared with the smallest
+worker's memory limit (:func:`executor_memory_limit`); a task that cannot fit raises
+:class:`TaskTooLarge` with one line naming the task, the estimate and the limit.
+
+Distributed computing is optional: ``dask``/``distributed`` are imported only by
+:func:`dask_executor` and :func:`executor_memory_limit` when given a Dask executor.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from concurrent.futures import Executor, as_completed
+
+from .progress import progress
+
+__all__ = ["TaskTooLarge", "run_tasks", "executor_memory_limit", "dask_executor", "SCHEDULER_ENV",
+           "executor_from_env"]
+
+#: environment variable naming a running Dask scheduler (``tcp://HOST:PORT``); papermill kernels
+#: inherit it from the command line
+SCHEDULER_ENV = "ATTNRANK_SCHEDULER"
+
+#: BLAS/OpenMP thread variables set to 1 in every worker process started here
+_ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+
+
+class TaskTooLarge(ValueError):
+    """A task's memory estimate exceeds the smallest worker's memory limit (nothing was submitted)."""
+
+
+def _format_bytes(b: float) -> str:
+    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return f"{b / 1024:.0f} KiB"
+
+
+def _dask_client(executor):
+    """The ``distributed.Client`` behind a ``Client.get_executor()`` executor, else None."""
+    client = getattr(executor, "_client", None)
+    mod = type(client).__module__ if client is not None else ""
+    return client if mod.startswith("distributed") else None
+
+
+def executor_memory_limit(executor) -> tuple[float, str] | None:
+    """The smallest worker memory limit of a Dask executor, as ``(bytes, worker address)``.
+
+    Returns None for other executors (thread and process pools share this machine's memory,
+    which the caller checks) and for Dask workers without a limit.
+    """
+    client = _dask_client(executor)
+    if client is None:
+        return None
+    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    limits = [(float(w["memory_limit"]), addr) for addr, w in workers.items() if w.get("memory_limit")]
+    return min(limits) if limits else None
+
+
+def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=None, on_done=None,
+              desc: str = "", label=repr) -> list:
+    """``[fn(*t) for t in tasks]``, sequentially or on ``executor``, in submission order.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (picklable by reference) returning plain data.
+    tasks : sequence of tuple
+        Positional arguments of each call.
+    executor : concurrent.futures.Executor, optional
+        ``None``: a plain loop in this process (the sequential code path).
+    need : callable, optional
+        ``need(*t) -> (bytes, what)``: the task's memory estimate, checked before anything runs.
+    limit : (float, str), optional
+        ``(bytes, where)`` to check ``need`` against; default :func:`executor_memory_limit`.
+    on_done : callable, optional
+        ``on_done(i, result)`` in this process as each task finishes (completion order), e.g.
+        to commit the row to a store before the others are done.
+    desc : str
+        Progress-bar label (:func:`attnrank_lite.engine.progress.progress`).
+    label : callable
+        ``label(t)`` names a task in the memory message.
+
+    Returns
+    -------
+    list
+        ``fn(*tasks[i])`` at position ``i``.
+
+    Raises
+    ------
+    TaskTooLarge
+        When some task's estimate exceeds the limit (before any task is submitted).
+    """
+    tasks = [tuple(t) for t in tasks]
+    if need is not None:
+        limit = executor_memory_limit(executor) if limit is None else limit
+        if limit is not None:
+            for t in tasks:
+                b, what = need(*t)
+                if b > limit[0]:
+                    raise TaskTooLarge(
+                        f"task {label(t)} needs about {_format_bytes(b)} for {what}, more than the "
+                        f"{_format_bytes(limit[0])} memory limit of the smallest worker ({limit[1]}); "
+                        "give the workers more memory or lower n/beta")
+    if executor is None:
+        out = []
+        for i, t in enumerate(progress(tasks, desc=desc, total=len(tasks))):
+            out.append(fn(*t))
+            if on_done is not None:
+                on_done(i, out[-1])
+        return out
+    futures = {executor.submit(fn, *t): i for i, t in enumerate(tasks)}
+    out = [None] * len(tasks)
+    try:
+        for fut in progress(as_completed(futures), desc=desc, total=len(tasks)):
+            i = futures[fut]
+            out[i] = fut.result()
+            if on_done is not None:
+                on_done(i, out[i])
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+    return out
+
+
+@contextlib.contextmanager
+def dask_executor(workers: int | None = None, scheduler: str | None = None, memory_limit="auto"):
+    """A Dask executor for the duration of a ``with`` block.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Start a ``LocalCluster`` of this many worker processes, one thread each and one BLAS
+        thread each.
+    scheduler : str, optional
+        ``tcp://HOST:PORT`` of a running ``dask scheduler`` (with ``dask worker`` processes,
+        anywhere); exclusive with ``workers``.
+    memory_limit : str or float
+        Per-worker limit of a local cluster (Dask's ``"auto"``: the machine's memory shared
+        out).
+
+    Yields
+    ------
+    concurrent.futures.Executor
+        ``Client.get_executor(pure=False)``.
+    """
+    if (workers is None) == (scheduler is None):
+        raise ValueError("give exactly one of workers= and scheduler=")
+    if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):
+        raise ValueError(f"workers must be a positive whole number, got {workers!r}")
+    import dask
+    from distributed import Client, LocalCluster
+
+    with contextlib.ExitStack() as stack:
+        if workers is not None:
+            stack.enter_context(dask.config.set({"distributed.nanny.pre-spawn-environ": _ONE_THREAD}))
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=int(workers), threads_per_worker=1, processes=True,
+                memory_limit=memory_limit, dashboard_address=None, env=dict(_ONE_THREAD)))
+            client = stack.enter_context(Client(cluster))
+        else:
+            client = stack.enter_context(Client(scheduler, timeout="20s"))
+        yield client.get_executor(pure=False)
+
+
+def executor_from_env(workers: int | None = None, scheduler: str | None = None):
+    """:func:`dask_executor` for ``workers`` / ``scheduler`` / ``$ATTNRANK_SCHEDULER``, else a
+    context yielding ``None`` (the sequential loop)."""
+    scheduler = scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
+    if workers is None and scheduler is None:
+        return contextlib.nullcontext(None)
+    return dask_executor(workers=workers, scheduler=scheduler)

@@ -1,0 +1,95 @@
+"""A resumable SQLite store of sweep rows (stdlib ``sqlite3``, write-ahead log).
+
+One row per configuration ``(d, n, beta, eps, points, seed)`` and code hash: the certified
+bracket, its certificate kinds and harmonic degree, whether it was re-verified, and the wall and
+CPU seconds of the task that computed it. Each finished task's rows are committed in one
+transaction as soon as the task returns, so a sweep killed with SIGKILL loses at most the tasks
+still in flight: SQLite's write-ahead log (``journal_mode=WAL``, ``synchronous=FULL``) keeps
+every committed transaction and leaves the file readable after a crash of the writer.
+
+The code hash (:func:`code_hash`) is the SHA-256 of the source of the subpackages that compute
+a bracket (``engine/`` and ``laws/``); a rerun skips the configurations already stored under
+the same hash and recomputes them after the mathematics changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["COLUMNS", "KEY", "code_hash", "open_store", "stored_keys", "insert_rows", "read_store"]
+
+#: the parameters that identify a configuration (with the code hash)
+KEY = ("d", "n", "beta", "eps", "points", "seed")
+
+#: every column of the ``rows`` table, in order
+COLUMNS = KEY + ("n_points", "lower", "upper", "lower_kind", "upper_source", "degree", "verified",
+                 "wall_s", "cpu_s", "code_hash", "finished_utc")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rows (
+    d INTEGER NOT NULL, n INTEGER NOT NULL, beta REAL NOT NULL, eps REAL NOT NULL,
+    points TEXT NOT NULL, seed INTEGER NOT NULL, n_points INTEGER NOT NULL,
+    lower INTEGER NOT NULL, upper INTEGER NOT NULL, lower_kind TEXT NOT NULL,
+    upper_source TEXT NOT NULL, degree INTEGER, verified INTEGER NOT NULL,
+    wall_s REAL NOT NULL, cpu_s REAL NOT NULL, code_hash TEXT NOT NULL, finished_utc TEXT NOT NULL,
+    CHECK (0 <= lower AND lower <= upper),
+    UNIQUE (d, n, beta, eps, points, seed, code_hash)
+)
+"""
+
+
+def code_hash() -> str:
+    """SHA-256 (first 16 hex digits) of the ``engine/`` and ``laws/`` sources, files in path order."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for sub in ("engine", "laws"):
+        for p in sorted((root / sub).rglob("*.py")):
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def open_store(path) -> sqlite3.Connection:
+    """Open (creating if needed) the store at ``path`` in WAL mode."""
+    con = sqlite3.connect(str(path), timeout=30.0)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=FULL")
+    con.execute(_SCHEMA)
+    con.commit()
+    return con
+
+
+def stored_keys(con: sqlite3.Connection, code: str) -> set[tuple]:
+    """The configurations (tuples in :data:`KEY` order) stored under the code hash ``code``."""
+    cur = con.execute(f"SELECT {', '.join(KEY)} FROM rows WHERE code_hash = ?", (code,))
+    return {(int(d), int(n), float(b), float(e), str(p), int(s)) for d, n, b, e, p, s in cur}
+
+
+def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
+    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time) in one transaction."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
+    with con:  # one transaction: all rows of the task or none
+        con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
+
+
+def read_store(path, code: str | None = None) -> pd.DataFrame:
+    """The stored rows as a table (all code hashes, or only ``code``), sorted by configuration.
+
+    Opened read-only (``mode=ro``): reading never changes the store.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no sweep store at {path}")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        q = f"SELECT {', '.join(COLUMNS)} FROM rows" + (" WHERE code_hash = ?" if code else "")
+        df = pd.read_sql_query(q, con, params=(code,) if code else None)
+    finally:
+        con.close()
+    df["verified"] = df["verified"].astype(bool)
+    return df.sort_values(list(KEY)).reset_index(drop=True)

@@ -1,0 +1,229 @@
+r"""The spherical law at scale: a stored sweep over ``d``, ``beta`` and eps, and its law table.
+
+One configuration is ``(d, n, beta, eps, points, seed)``: ``n`` points of :math:`S^{d-1}`
+(``points="well-spread"``: :func:`attnrank_lite.laws.geometry.well_spread_sphere`;
+``"random"``: uniform, :func:`attnrank_lite.laws.geometry.random_sphere`), rebuilt from the
+seed by the task itself, and a certified bracket on :math:`\operatorname{rank}_\varepsilon(A)`,
+:math:`A = \operatorname{rowsoftmax}(\beta XX^\top)`, from
+:func:`attnrank_lite.engine.streaming.point_brackets` (matrix-free: ``A`` is never stored;
+when ``n <= verify_dense_limit`` the certificates are also re-verified on the materialised
+matrix, see :func:`attnrank_lite.laws.sweeps.point_sweep`).
+
+:func:`run_sweep` runs the configurations not yet in the store
+(:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
+each task's row as it finishes. :func:`law_table` fits, per ``(d, eps)``, the log-log slope of
+each bracket end against ``beta`` with its t-interval (:func:`attnrank_lite.laws.fitting.fit_loglog_slope`)
+and compares it with the law's exponent :math:`(d-1)/2` (``thm-spherical-law``).
+"""
+from __future__ import annotations
+
+import math
+import time
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..engine.parallel import run_tasks
+from ..engine.threads import single_threaded
+from . import law_store
+from .geometry import random_sphere, well_spread_sphere
+from .law_tables import slope_checks
+from .plots import add_reference_slope, plot_brackets
+from .sweeps import _point_task, slope_table
+
+__all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "sweep_task",
+           "run_sweep", "law_table", "law_scale_figure", "store_summary"]
+
+#: point sets a sweep can use
+POINTS = ("well-spread", "random")
+#: rows at most this many points are re-verified on the dense matrix (as in ``point_sweep``)
+VERIFY_DENSE_LIMIT = 4096
+
+
+def _bad(param: str, why: str):
+    return ValueError(f"parameter {param!r} {why}")
+
+
+def check_sweep_parameters(ds, n, betas, eps_values, points="well-spread", seed=0) -> None:
+    """Fail at once, naming the parameter, on values a sweep cannot run with.
+
+    Raises
+    ------
+    ValueError
+        ``parameter 'd' must ...`` (one line).
+    """
+    def whole(x):
+        return not isinstance(x, bool) and isinstance(x, (int, np.integer))
+
+    if not ds or not all(whole(d) and 2 <= d <= 12 for d in ds):
+        raise _bad("d", f"must be whole numbers from 2 to 12; got {list(ds)}")
+    if not whole(n) or not 16 <= n <= 10_000_000:
+        raise _bad("n", f"must be a whole number from 16 to 10,000,000; got {n!r}")
+    if len(betas) < 2 or not all(isinstance(b, (int, float)) and math.isfinite(b) and b > 0 for b in betas):
+        raise _bad("beta", f"needs at least two finite positive values (a slope); got {list(betas)}")
+    if len(set(betas)) < 2:
+        raise _bad("beta", f"needs at least two distinct values (a slope); got {list(betas)}")
+    if not eps_values or not all(isinstance(e, (int, float)) and 0 < e < 1 for e in eps_values):
+        raise _bad("eps", f"must lie in (0, 1); got {list(eps_values)}")
+    if points not in POINTS:
+        raise _bad("points", f"must be one of {', '.join(POINTS)}; got {points!r}")
+    if not whole(seed) or not 0 <= seed < 2 ** 32:
+        raise _bad("seed", f"must be a whole number in [0, 2**32); got {seed!r}")
+
+
+def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> list[tuple]:
+    """Every configuration, as :data:`attnrank_lite.laws.law_store.KEY` tuples, d then beta then eps."""
+    return [(int(d), int(n), float(b), float(e), str(points), int(seed))
+            for d in sorted(set(ds)) for b in sorted(set(betas)) for e in sorted(set(eps_values))]
+
+
+def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
+    r"""Estimated peak bytes of :func:`sweep_task`, and what they hold.
+
+    Streamed brackets hold the harmonic basis (``n x N(d, <= L)``, about
+    :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``) and row blocks, three copies (the
+    estimate of chapter 2, measured 3.3 GB at n = 20,000, d = 4, beta = 64); up to
+    ``VERIFY_DENSE_LIMIT`` points the dense re-verification holds six ``n x n`` arrays.
+    """
+    cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
+    streamed = 8.0 * 3 * n * (cols + 2048)
+    dense = 8.0 * 6 * n * n if n <= VERIFY_DENSE_LIMIT else 0.0
+    if dense > streamed:
+        return dense, f"the dense re-verification ({n:,} x {n:,})"
+    return streamed, f"the streamed bracket's basis and row blocks ({n:,} x {int(cols) + 2048:,})"
+
+
+@lru_cache(maxsize=2)
+def _points(points: str, n: int, d: int, seed: int) -> np.ndarray:
+    X = well_spread_sphere(n, d, seed=seed) if points == "well-spread" else random_sphere(n, d, seed=seed)
+    X.setflags(write=False)
+    return X
+
+
+@lru_cache(maxsize=1)
+def _basis(points: str, n: int, d: int, seed: int):
+    """One harmonic basis per point set and process (grown lazily, shared across ``beta``)."""
+    from ..engine.harmonic import HarmonicBasis
+
+    return HarmonicBasis(_points(points, n, d, seed))
+
+
+def sweep_task(d, n, beta, eps, points, seed) -> dict:
+    """The stored row of one configuration (a task: points rebuilt from ``points`` and ``seed``).
+
+    Runs with one BLAS thread. ``wall_s`` and ``cpu_s`` are this task's wall-clock and
+    thread CPU seconds, point set included (built once per process and reused).
+    """
+    t0, c0 = time.perf_counter(), time.thread_time()
+    with single_threaded():
+        X = _points(points, n, d, seed)
+        row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
+                           VERIFY_DENSE_LIMIT, False, {})
+    return {"d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,
+            "seed": int(seed), "n_points": int(row["n"]), "lower": int(row["lower"]),
+            "upper": int(row["upper"]), "lower_kind": row["lower_kind"],
+            "upper_source": row["upper_source"],
+            "degree": None if row["degree"] is None else int(row["degree"]),
+            "verified": bool(row["verified"]), "wall_s": time.perf_counter() - t0,
+            "cpu_s": time.thread_time() - c0}
+
+
+def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
+              limit=None, log=print) -> dict:
+    """Compute and commit every configuration not yet stored under this code.
+
+    Parameters
+    ----------
+    store : path
+        SQLite file (created if missing).
+    executor : concurrent.futures.Executor, optional
+        Where the tasks run (``None``: this process, one after another).
+    limit : (float, str), optional
+        Memory limit to check each task against; default: the smallest Dask worker's.
+    log : callable
+        Receives one summary line before the work starts.
+
+    Returns
+    -------
+    dict
+        ``configurations``, ``skipped`` (already stored), ``computed``, ``code_hash``,
+        ``wall_s`` (of the whole run).
+    """
+    check_sweep_parameters(ds, n, betas, eps_values, points, seed)
+    code = law_store.code_hash()
+    con = law_store.open_store(store)
+    try:
+        keys = configurations(ds, n, betas, eps_values, points, seed)
+        done = law_store.stored_keys(con, code)
+        todo = [k for k in keys if k not in done]
+        where = "this process" if executor is None else type(executor).__name__
+        log(f"{len(keys)} configurations: {len(keys) - len(todo)} already stored under code "
+            f"{code}, {len(todo)} to compute on {where} -> {store}")
+        t0 = time.perf_counter()
+        run_tasks(sweep_task, todo, executor, need=task_memory, limit=limit,
+                  on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
+                  label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        con.close()
+    return {"configurations": len(keys), "skipped": len(keys) - len(todo), "computed": len(todo),
+            "code_hash": code, "wall_s": time.perf_counter() - t0}
+
+
+def law_table(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    r"""Slope of each bracket end against ``beta`` per ``(d, n, points, eps)``, against :math:`(d-1)/2`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Stored rows (:func:`attnrank_lite.laws.law_store.read_store`) of one code hash.
+
+    Returns
+    -------
+    pandas.DataFrame
+        d, n, points, eps, end, slope, ci_low, ci_high, points_fitted, beta_min, beta_max,
+        reference (= (d-1)/2), reference_in_ci.
+    """
+    parts = []
+    for (d, n, pts), g in df.groupby(["d", "n", "points"]):
+        if g["beta"].nunique() < 2:
+            continue
+        t = slope_table(g, key="beta", by=("eps",), level=level, reference=(d - 1) / 2)
+        parts.append(t.rename(columns={"points": "points_fitted"}).assign(d=d, n=n, points=pts))
+    if not parts:
+        raise ValueError("the store holds no (d, eps) with two or more beta values: nothing to fit")
+    out = slope_checks(pd.concat(parts, ignore_index=True))
+    cols = ["d", "n", "points", "eps", "end", "slope", "ci_low", "ci_high", "points_fitted",
+            "beta_min", "beta_max", "reference", "reference_in_ci"]
+    return out[cols].sort_values(["d", "n", "points", "eps", "end"]).reset_index(drop=True)
+
+
+def law_scale_figure(df: pd.DataFrame):
+    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``."""
+    import matplotlib.pyplot as plt
+
+    ds = sorted(df["d"].unique())
+    fig, axes = plt.subplots(1, len(ds), figsize=(3.2 * len(ds), 3.4), squeeze=False)
+    for ax, d in zip(axes[0], ds):
+        g = df[df["d"] == d]
+        for i, (eps, h) in enumerate(g.groupby("eps")):
+            plot_brackets(ax, h, label=f"eps = {eps:g}", color=f"C{i}")
+            first = h.sort_values("beta").iloc[0]
+            add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
+                                label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
+        ax.set_title(f"d = {d}, n = {int(g['n'].max()):,}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def store_summary(df: pd.DataFrame) -> dict:
+    """What a store holds: parameters, code hashes, rows, task seconds (wall and CPU)."""
+    return {"rows": len(df), "d": sorted(int(x) for x in df["d"].unique()),
+            "n": sorted(int(x) for x in df["n"].unique()),
+            "beta": sorted(float(x) for x in df["beta"].unique()),
+            "eps": sorted(float(x) for x in df["eps"].unique()),
+            "points": sorted(df["points"].unique()), "seed": sorted(int(x) for x in df["seed"].unique()),
+            "code_hash": sorted(df["code_hash"].unique()), "all_verified": bool(df["verified"].all()),
+            "task_wall_s": float(df["wall_s"].sum()), "task_cpu_s": float(df["cpu_s"].sum())}

@@ -1,0 +1,139 @@
+"""``python -m attnrank_lite sweep``: the spherical law at scale, stored in SQLite, resumable.
+
+Compute (each finished row committed to the store at once; a rerun skips what is stored)::
+
+    python -m attnrank_lite sweep --d 2 3 4 5 6 --n 20000 --beta 4 8 16 32 64 --eps 0.1 0.25 \\
+        --store laws.sqlite [--workers N | --scheduler tcp://HOST:PORT]
+
+Report (the law table, slopes against (d-1)/2, and the log-log figure)::
+
+    python -m attnrank_lite sweep --report laws.sqlite [--figure laws.png]
+
+Without ``--workers`` and ``--scheduler`` the environment variable ``ATTNRANK_SCHEDULER``
+names the scheduler; when it is unset too, the rows are computed in this process.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from ..engine.parallel import SCHEDULER_ENV, TaskTooLarge, executor_from_env
+from ..laws import law_store, scale
+from .memory import TooLarge, available_memory
+from .spec import ParameterError
+
+__all__ = ["add_parser", "cmd_sweep", "store_report"]
+
+
+def add_parser(sub, common) -> None:
+    """Register the ``sweep`` subcommand (all values parsed here, one-line errors)."""
+    p = sub.add_parser("sweep", parents=[common],
+                       help="the spherical law for several d, stored in SQLite (resumable), or its report")
+    p.add_argument("--d", nargs="+", metavar="D", help="dimensions (points on S^(d-1))")
+    p.add_argument("--n", metavar="N", help="points per sphere")
+    p.add_argument("--beta", nargs="+", metavar="BETA", help="inverse temperatures (at least two)")
+    p.add_argument("--eps", nargs="+", metavar="EPS", help="error levels in (0, 1)")
+    p.add_argument("--points", default="well-spread", help=f"point set: {', '.join(scale.POINTS)}")
+    p.add_argument("--seed", default="0", help="seed of the point set (default 0)")
+    p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
+    p.add_argument("--workers", metavar="N", help="start a local Dask cluster of N worker processes")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
+    p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
+    p.add_argument("--figure", metavar="FILE", help="figure path of --report (default: FILE_laws.png)")
+
+
+def _numbers(name: str, texts, kind):
+    if not texts:
+        raise ParameterError(f"parameter '--{name}' is required")
+    try:
+        vals = [kind(t) for t in texts]
+    except ValueError:
+        raise ParameterError(f"parameter '--{name}' must be {'whole ' if kind is int else ''}numbers; "
+                             f"got {' '.join(texts)}") from None
+    return vals
+
+
+def _executor(args):
+    workers = None
+    if args.workers is not None:
+        workers, = _numbers("workers", [args.workers], int)
+        if workers < 1:
+            raise ParameterError(f"parameter '--workers' must be at least 1; got {workers}")
+        if args.scheduler:
+            raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
+    scheduler = args.scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
+    if scheduler is not None and "://" not in scheduler:
+        raise ParameterError(f"parameter '--scheduler' must look like tcp://HOST:PORT; got {scheduler!r}")
+    return workers, scheduler
+
+
+def store_report(store, figure=None, log=print) -> Path:
+    """Print the store's summary and law table; write the figure. Returns the figure path."""
+    df = law_store.read_store(store)
+    if df.empty:
+        raise ParameterError(f"parameter '--report': the store {store} holds no rows")
+    current = law_store.code_hash()
+    hashes = df.groupby("code_hash")["finished_utc"].max().sort_values()
+    code = current if current in hashes.index else hashes.index[-1]
+    rows = df[df["code_hash"] == code]
+    s = scale.store_summary(rows)
+    log(f"store {store}: {s['rows']} rows under code {code}"
+        f"{' (this code)' if code == current else f' (this code is {current})'}; "
+        f"d {s['d']}, n {s['n']}, beta {s['beta']}, eps {s['eps']}, points {s['points']}, "
+        f"seed {s['seed']}; all verified: {s['all_verified']}; task seconds: wall "
+        f"{s['task_wall_s']:.0f}, CPU {s['task_cpu_s']:.0f}")
+    if len(hashes) > 1:
+        log(f"  (other code hashes in the store, not shown: {', '.join(h for h in hashes.index if h != code)})")
+    table = scale.law_table(rows)
+    log(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    fig = scale.law_scale_figure(rows)
+    path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
+    fig.savefig(path, dpi=120)
+    log(f"figure -> {path}")
+    return path
+
+
+def cmd_sweep(args) -> int:
+    """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
+    if args.report:
+        if args.store or args.d:
+            raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
+        args.where = f"while reading {args.report}"
+        store_report(args.report, args.figure)
+        return 0
+    if not args.store:
+        raise ParameterError("parameter '--store' is required (or --report FILE)")
+    ds = _numbers("d", args.d, int)
+    n, = _numbers("n", [args.n] if args.n else None, int)
+    betas = _numbers("beta", args.beta, float)
+    eps = _numbers("eps", args.eps, float)
+    seed, = _numbers("seed", [args.seed], int)
+    try:
+        scale.check_sweep_parameters(ds, n, betas, eps, args.points, seed)
+    except ValueError as exc:  # name the parameter as it is typed
+        raise ParameterError(str(exc).replace("parameter '", "parameter '--", 1)) from None
+    workers, scheduler = _executor(args)
+    args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
+    t0 = time.perf_counter()
+    try:
+        ctx = executor_from_env(workers=workers, scheduler=scheduler)
+        executor = ctx.__enter__()
+    except OSError as exc:  # no scheduler at that address
+        raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
+    try:
+        limit = None
+        if executor is None:
+            avail = available_memory()
+            limit = None if avail is None else (avail, "this machine")
+        try:
+            res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
+                                  limit=limit)
+        except TaskTooLarge as exc:
+            raise TooLarge(str(exc)) from None
+    finally:
+        ctx.__exit__(None, None, None)
+    print(f"{res['computed']} rows computed, {res['skipped']} already stored, code {res['code_hash']}, "
+          f"{time.perf_counter() - t0:.1f} s -> {args.store}")
+    return 0

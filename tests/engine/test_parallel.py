@@ -1,0 +1,67 @@
+"""run_tasks: submission order, the memory check before any submission, on_done per task."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from attnrank_lite.engine.parallel import TaskTooLarge, executor_memory_limit, run_tasks
+
+
+def _square(x):
+    return x * x
+
+
+class _Reversed:
+    """Task i finishes only after task i + 1 has finished: completion order is reversed."""
+
+    def __init__(self, k):
+        self.done = [threading.Event() for _ in range(k + 1)]
+        self.done[k].set()
+        self.order = []
+
+    def __call__(self, i):
+        assert self.done[i + 1].wait(10)
+        self.order.append(i)
+        self.done[i].set()
+        return f"row {i}"
+
+
+def test_results_come_back_in_submission_order_whatever_the_completion_order():
+    task = _Reversed(5)
+    seen = []
+    with ThreadPoolExecutor(max_workers=5) as ex:
+        out = run_tasks(task, [(i,) for i in range(5)], ex, on_done=lambda i, r: seen.append((i, r)))
+    assert task.order == [4, 3, 2, 1, 0]
+    assert out == [f"row {i}" for i in range(5)]
+    assert sorted(seen) == [(i, f"row {i}") for i in range(5)]  # once per task, with its index
+
+
+def test_sequential_and_pool_agree():
+    tasks = [(x,) for x in (3, -2, 7, 0)]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        assert run_tasks(_square, tasks, ex) == run_tasks(_square, tasks) == [9, 4, 49, 0]
+
+
+def test_a_task_too_large_is_refused_before_anything_runs():
+    calls = []
+
+    def fn(x):
+        calls.append(x)
+        return x
+
+    def need(x):
+        return (x * 2.0 ** 30, f"{x} GiB of things")
+
+    with pytest.raises(TaskTooLarge, match=r"task \(5,\) needs about 5\.0 GiB for 5 GiB of things, "
+                                           r"more than the 4\.0 GiB memory limit of the smallest worker \(w1\)"):
+        run_tasks(fn, [(1,), (5,), (2,)], None, need=need, limit=(4.0 * 2 ** 30, "w1"))
+    assert calls == []
+    assert run_tasks(fn, [(1,), (3,)], None, need=need, limit=(4.0 * 2 ** 30, "w1")) == [1, 3]
+
+
+def test_non_dask_executors_have_no_worker_limit():
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        assert executor_memory_limit(ex) is None
+    assert executor_memory_limit(None) is None

@@ -1,0 +1,114 @@
+"""Sweeps on an executor give the sequential brackets; the sweep store; the law table."""
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnrank_lite.engine.streaming import point_bracket
+from attnrank_lite.laws import law_store, scale
+from attnrank_lite.laws import sweeps as sw
+from attnrank_lite.laws.geometry import fibonacci_sphere, well_spread_sphere
+
+BRACKET = ["lower", "upper", "lower_kind", "upper_source", "verified"]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with ProcessPoolExecutor(max_workers=2) as ex:
+        yield ex
+
+
+def test_point_sweep_on_worker_processes_gives_the_sequential_brackets(pool):
+    X = fibonacci_sphere(300)
+    seq = sw.point_sweep(X, [4.0, 16.0, 8.0], [0.1, 0.25], d=3)
+    par = sw.point_sweep(X, [4.0, 16.0, 8.0], [0.1, 0.25], d=3, executor=pool)
+    assert list(par["beta"]) == [4.0, 4.0, 16.0, 16.0, 8.0, 8.0]  # submission order
+    pd.testing.assert_frame_equal(seq[["beta", "eps", "degree", *BRACKET]],
+                                  par[["beta", "eps", "degree", *BRACKET]])
+
+
+def test_bracket_and_configuration_sweeps_on_worker_processes(pool):
+    X = fibonacci_sphere(200)
+    make = partial(sw.spherical_instance, X)
+    seq = sw.bracket_sweep(make, [8.0, 2.0], [0.25], points=X, d=3)
+    par = sw.bracket_sweep(make, [8.0, 2.0], [0.25], points=X, d=3, executor=pool)
+    pd.testing.assert_frame_equal(seq, par)
+    seq = sw.configuration_sweep(150, 3, [4.0, 8.0], [0.25], kinds=("random", "clustered"))
+    par = sw.configuration_sweep(150, 3, [4.0, 8.0], [0.25], kinds=("random", "clustered"),
+                                 executor=pool)
+    pd.testing.assert_frame_equal(seq, par)
+
+
+def test_sweep_rows_are_certified_brackets_of_the_rebuilt_points(tmp_path):
+    store = tmp_path / "s.sqlite"
+    res = scale.run_sweep(store, [2, 4], 240, [2.0, 8.0], [0.25], log=lambda s: None)
+    assert res["computed"] == 4 and res["skipped"] == 0
+    df = law_store.read_store(store)
+    assert len(df) == 4 and df["verified"].all()
+    for r in df.itertuples():
+        X = well_spread_sphere(240, r.d, seed=0)
+        b = point_bracket(X, r.beta, r.eps)
+        A = sw.spherical_instance(X, r.beta)
+        assert b.verify(A, r.eps)
+        # the stored bracket is no wider than the plain streamed one, and both are certified
+        assert b.lower <= r.upper and r.lower <= b.upper
+        assert r.lower <= r.upper and r.wall_s > 0 and r.cpu_s > 0
+    again = scale.run_sweep(store, [2, 4], 240, [2.0, 8.0, 4.0], [0.25], log=lambda s: None)
+    assert again["skipped"] == 4 and again["computed"] == 2
+    df2 = law_store.read_store(store)
+    assert len(df2) == 6
+    pd.testing.assert_frame_equal(df2[df2.beta != 4.0].reset_index(drop=True), df)
+
+
+def test_store_refuses_an_inverted_bracket_and_keeps_committed_rows(tmp_path):
+    con = law_store.open_store(tmp_path / "s.sqlite")
+    row = {"d": 3, "n": 10, "beta": 1.0, "eps": 0.1, "points": "random", "seed": 0, "n_points": 10,
+           "lower": 2, "upper": 5, "lower_kind": "norm", "upper_source": "x", "degree": None,
+           "verified": True, "wall_s": 0.1, "cpu_s": 0.1}
+    law_store.insert_rows(con, [row], "abc")
+    with pytest.raises(sqlite3.IntegrityError):
+        law_store.insert_rows(con, [{**row, "beta": 2.0}, {**row, "beta": 3.0, "lower": 6}], "abc")
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.close()
+    df = law_store.read_store(tmp_path / "s.sqlite")
+    assert list(df["beta"]) == [1.0]  # the failed transaction left nothing behind
+    assert law_store.stored_keys(law_store.open_store(tmp_path / "s.sqlite"), "abc") == \
+        {(3, 10, 1.0, 0.1, "random", 0)}
+
+
+def test_law_table_recovers_exact_power_laws():
+    noise = {64.0: 1.05, 256.0: 0.95, 1024.0: 1.02, 4096.0: 0.98}  # symmetric: the fit stays near
+    rows = [{"d": d, "n": 10 ** 9, "points": "well-spread", "eps": 0.1, "beta": b,
+             "lower": int(round(3 * noise[b] * b ** ((d - 1) / 2))),
+             "upper": int(round(9 * noise[b] * b ** ((d - 1) / 2)))}
+            for d in (3, 5) for b in noise]
+    t = scale.law_table(pd.DataFrame(rows))
+    assert list(t["d"]) == [3, 3, 5, 5]
+    np.testing.assert_allclose(t["slope"], [1.0, 1.0, 2.0, 2.0], atol=0.02)
+    assert (t["ci_low"] < t["slope"]).all() and (t["slope"] < t["ci_high"]).all()
+    assert t["reference_in_ci"].all() and list(t["reference"]) == [1.0, 1.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("args, param", [
+    (([1], 100, [1.0, 2.0], [0.1]), "'d'"),
+    (([3], 4, [1.0, 2.0], [0.1]), "'n'"),
+    (([3], 100, [1.0], [0.1]), "'beta'"),
+    (([3], 100, [1.0, -2.0], [0.1]), "'beta'"),
+    (([3], 100, [1.0, 2.0], [1.5]), "'eps'"),
+])
+def test_parameter_errors_name_the_parameter(args, param):
+    with pytest.raises(ValueError, match=f"parameter {param}"):
+        scale.check_sweep_parameters(*args)
+
+
+def test_task_memory_grows_with_beta_and_d():
+    a, _ = scale.task_memory(4, 20000, 8.0, 0.1, "well-spread", 0)
+    b, what = scale.task_memory(4, 20000, 64.0, 0.1, "well-spread", 0)
+    assert 0 < a < b and "20,000" in what
+    # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048))
+    assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048))
