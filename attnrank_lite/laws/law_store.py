@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "KEY", "code_hash", "open_store", "stored_keys", "insert_rows", "read_store"]
+__all__ = ["COLUMNS", "KEY", "code_hash", "open_store", "stored_keys", "insert_rows", "record_run",
+           "read_store", "read_runs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
@@ -38,6 +39,11 @@ CREATE TABLE IF NOT EXISTS rows (
     wall_s REAL NOT NULL, cpu_s REAL NOT NULL, code_hash TEXT NOT NULL, finished_utc TEXT NOT NULL,
     CHECK (0 <= lower AND lower <= upper),
     UNIQUE (d, n, beta, eps, points, seed, code_hash)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    started_utc TEXT NOT NULL, finished_utc TEXT NOT NULL, command TEXT NOT NULL,
+    executor TEXT NOT NULL, computed INTEGER NOT NULL, skipped INTEGER NOT NULL,
+    wall_s REAL NOT NULL, code_hash TEXT NOT NULL
 )
 """
 
@@ -57,7 +63,7 @@ def open_store(path) -> sqlite3.Connection:
     con = sqlite3.connect(str(path), timeout=30.0)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=FULL")
-    con.execute(_SCHEMA)
+    con.executescript(_SCHEMA)
     con.commit()
     return con
 
@@ -77,19 +83,42 @@ def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
                         f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
 
 
-def read_store(path, code: str | None = None) -> pd.DataFrame:
-    """The stored rows as a table (all code hashes, or only ``code``), sorted by configuration.
+def record_run(con: sqlite3.Connection, started: float, command: str, executor: str, computed: int,
+               skipped: int, wall_s: float, code: str) -> None:
+    """Commit one line to the ``runs`` table: a sweep that finished (how, how long, which code)."""
+    def utc(t):
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
-    Opened read-only (``mode=ro``): reading never changes the store.
-    """
+    with con:
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (utc(started), utc(time.time()), command, executor, computed, skipped, wall_s, code))
+
+
+def _read(path, query: str, params=None) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no sweep store at {path}")
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
-    try:
-        q = f"SELECT {', '.join(COLUMNS)} FROM rows" + (" WHERE code_hash = ?" if code else "")
-        df = pd.read_sql_query(q, con, params=(code,) if code else None)
+    try:  # read-only: reading never changes the store (a WAL store needs its -shm file for this)
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        return pd.read_sql_query(query, con, params=params)
+    except sqlite3.OperationalError:
+        con = sqlite3.connect(str(path), timeout=30.0)
+        return pd.read_sql_query(query, con, params=params)
     finally:
         con.close()
+
+
+def read_runs(path) -> pd.DataFrame:
+    """The ``runs`` table: every finished sweep on this store, oldest first."""
+    return _read(path, "SELECT * FROM runs ORDER BY started_utc")
+
+
+def read_store(path, code: str | None = None) -> pd.DataFrame:
+    """The stored rows as a table (all code hashes, or only ``code``), sorted by configuration.
+
+    Opened read-only (``mode=ro``) where possible: reading never changes the store.
+    """
+    q = f"SELECT {', '.join(COLUMNS)} FROM rows" + (" WHERE code_hash = ?" if code else "")
+    df = _read(path, q, (code,) if code else None)
     df["verified"] = df["verified"].astype(bool)
     return df.sort_values(list(KEY)).reset_index(drop=True)

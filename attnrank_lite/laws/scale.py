@@ -130,7 +130,7 @@ def sweep_task(d, n, beta, eps, points, seed) -> dict:
 
 
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
-              limit=None, log=print) -> dict:
+              limit=None, log=print, command: str = "", executor_name: str | None = None) -> dict:
     """Compute and commit every configuration not yet stored under this code.
 
     Parameters
@@ -143,6 +143,8 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
         Memory limit to check each task against; default: the smallest Dask worker's.
     log : callable
         Receives one summary line before the work starts.
+    command, executor_name : str
+        Recorded in the store's ``runs`` table when the sweep completes (with its wall time).
 
     Returns
     -------
@@ -157,18 +159,20 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
         keys = configurations(ds, n, betas, eps_values, points, seed)
         done = law_store.stored_keys(con, code)
         todo = [k for k in keys if k not in done]
-        where = "this process" if executor is None else type(executor).__name__
+        where = executor_name or ("this process" if executor is None else type(executor).__name__)
         log(f"{len(keys)} configurations: {len(keys) - len(todo)} already stored under code "
             f"{code}, {len(todo)} to compute on {where} -> {store}")
-        t0 = time.perf_counter()
+        t0, started = time.perf_counter(), time.time()
         run_tasks(sweep_task, todo, executor, need=task_memory, limit=limit,
                   on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
+        wall = time.perf_counter() - t0
+        law_store.record_run(con, started, command, where, len(todo), len(keys) - len(todo), wall, code)
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         con.close()
     return {"configurations": len(keys), "skipped": len(keys) - len(todo), "computed": len(todo),
-            "code_hash": code, "wall_s": time.perf_counter() - t0}
+            "code_hash": code, "wall_s": wall}
 
 
 def law_table(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:

@@ -95,6 +95,22 @@ def store_report(store, figure=None, log=print) -> Path:
     return path
 
 
+def _command(args) -> str:
+    """The sweep's command line as it would be typed (store path as given)."""
+    parts = ["python -m attnrank_lite sweep", "--d", *args.d, "--n", args.n, "--beta", *args.beta,
+             "--eps", *args.eps]
+    if args.points != "well-spread":
+        parts += ["--points", args.points]
+    if str(args.seed) != "0":
+        parts += ["--seed", args.seed]
+    parts += ["--store", args.store]
+    if args.workers:
+        parts += ["--workers", args.workers]
+    elif args.scheduler:
+        parts += ["--scheduler", args.scheduler]
+    return " ".join(map(str, parts))
+
+
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
     if args.report:
@@ -124,12 +140,14 @@ def cmd_sweep(args) -> int:
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
     try:
         limit = None
+        where = ("this process" if executor is None else
+                 f"a local Dask cluster of {workers} workers" if workers else f"the Dask scheduler {scheduler}")
         if executor is None:
             avail = available_memory()
             limit = None if avail is None else (avail, "this machine")
         try:
             res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
-                                  limit=limit)
+                                  limit=limit, command=_command(args), executor_name=where)
         except TaskTooLarge as exc:
             raise TooLarge(str(exc)) from None
     finally:

@@ -1,0 +1,149 @@
+"""The ``sweep`` command with real processes: a Dask scheduler and two workers started here, a
+sweep through ``--scheduler`` against the sequential one, and a sweep killed with SIGKILL and
+resumed. Every process started here is stopped in the fixture's ``finally``."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attnrank_lite.laws import law_store
+
+pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SAME = ["d", "n", "beta", "eps", "points", "seed", "n_points", "lower", "upper", "lower_kind",
+        "upper_source", "degree", "verified", "code_hash"]
+
+
+def _env():
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ATTNRANK_PROGRESS="0")
+    env.pop("ATTNRANK_SCHEDULER", None)
+    return env
+
+
+def _sweep(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "attnrank_lite", "sweep", *map(str, args)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600, **kw)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(procs):
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """``tcp://127.0.0.1:PORT`` of a ``dask scheduler`` with two one-thread ``dask worker``s."""
+    from distributed import Client
+
+    logs = tmp_path_factory.mktemp("dask")
+    addr = f"tcp://127.0.0.1:{_free_port()}"
+    procs = []
+    try:
+        def start(name, cmd):
+            out = open(logs / f"{name}.log", "w")
+            procs.append(subprocess.Popen(cmd, env=_env(), stdout=out, stderr=subprocess.STDOUT,
+                                          start_new_session=True))
+
+        start("scheduler", [BIN / "dask", "scheduler", "--host", "127.0.0.1",
+                            "--port", addr.rsplit(":", 1)[1], "--no-dashboard"])
+        for i in range(2):
+            start(f"worker{i}", [BIN / "dask", "worker", addr, "--nthreads", "1", "--nworkers", "1",
+                                 "--no-dashboard", "--host", "127.0.0.1", "--memory-limit", "4GiB"])
+        with Client(addr, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        yield addr
+    finally:
+        _stop(procs)
+    assert all(p.poll() is not None for p in procs)
+
+
+def test_sweep_through_a_scheduler_matches_the_sequential_sweep(tmp_path, scheduler):
+    args = ["--d", 2, 3, "--n", 300, "--beta", 4, 16, "--eps", 0.1, 0.25]
+    seq = _sweep(*args, "--store", tmp_path / "seq.sqlite")
+    assert seq.returncode == 0, seq.stderr
+    dist = _sweep(*args, "--store", tmp_path / "dist.sqlite", "--scheduler", scheduler)
+    assert dist.returncode == 0, dist.stderr
+    assert "8 to compute on ClientExecutor" in dist.stdout
+    a = law_store.read_store(tmp_path / "seq.sqlite")[SAME]
+    b = law_store.read_store(tmp_path / "dist.sqlite")[SAME]
+    assert len(a) == 8 and a["verified"].all()
+    assert a.equals(b)  # identical brackets, kinds and degrees, row for row
+
+
+def test_a_task_larger_than_the_smallest_worker_is_refused_in_one_line(tmp_path, scheduler):
+    r = _sweep("--d", 6, "--n", 2_000_000, "--beta", 4, 64, "--eps", 0.1, "--store",
+               tmp_path / "big.sqlite", "--scheduler", scheduler)
+    assert r.returncode == 4
+    assert r.stderr.count("\n") == 1 and "memory limit of the smallest worker" in r.stderr
+    assert law_store.read_store(tmp_path / "big.sqlite").empty
+
+
+def test_a_killed_sweep_resumes_without_recomputing_finished_rows(tmp_path):
+    store = tmp_path / "k.sqlite"
+    args = ["--d", 2, 3, 4, "--n", 2500, "--beta", 4, 8, 16, "--eps", 0.1, 0.25, "--store", store]
+    p = subprocess.Popen([sys.executable, "-m", "attnrank_lite", "sweep", *map(str, args)], cwd=ROOT,
+                         env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        count = 0
+        while count < 3 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            if store.exists():
+                try:
+                    with sqlite3.connect(store, timeout=5) as con:
+                        count = con.execute("SELECT count(*) FROM rows").fetchone()[0]
+                except sqlite3.OperationalError:  # table not created yet
+                    count = 0
+        assert p.poll() is None, "the sweep finished before it could be killed"
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == -signal.SIGKILL
+    before = law_store.read_store(store)  # readable after the kill
+    assert 3 <= len(before) < 18
+    r = _sweep(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(before)} already stored" in r.stdout and f"{18 - len(before)} to compute" in r.stdout
+    after = law_store.read_store(store)
+    assert len(after) == 18 and after["verified"].all()
+    keys = list(law_store.KEY)
+    kept = before.merge(after, on=keys, suffixes=("", "_after"))
+    assert len(kept) == len(before)
+    # not recomputed: the committed rows are untouched, down to their measured seconds
+    for c in ("wall_s", "cpu_s", "finished_utc", "lower", "upper"):
+        assert (kept[c] == kept[f"{c}_after"]).all(), c
+
+
+def test_parameter_errors_fail_at_once_in_one_line(tmp_path):
+    for args, name in ((["--d", 2, "x"], "'--d'"), (["--d", 1], "'--d'"), (["--eps", 1.5], "'--eps'")):
+        full = {"--d": [2], "--n": [100], "--beta": [4, 8], "--eps": [0.1]}
+        full[args[0]] = args[1:]
+        r = _sweep(*[x for k, v in full.items() for x in (k, *v)], "--store", tmp_path / "e.sqlite")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and name in r.stderr, r.stderr
+    assert not (tmp_path / "e.sqlite").exists()
