@@ -33,7 +33,7 @@ from .plots import add_reference_slope, plot_brackets
 from .sweeps import _point_task, slope_table
 
 __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "sweep_task",
-           "run_sweep", "law_table", "law_scale_figure", "store_summary"]
+           "sweep_rows", "run_sweep", "law_table", "law_scale_figure", "store_summary"]
 
 #: point sets a sweep can use
 POINTS = ("well-spread", "random")
@@ -127,6 +127,19 @@ def sweep_task(d, n, beta, eps, points, seed) -> dict:
             "degree": None if row["degree"] is None else int(row["degree"]),
             "verified": bool(row["verified"]), "wall_s": time.perf_counter() - t0,
             "cpu_s": time.thread_time() - c0}
+
+
+def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=None) -> pd.DataFrame:
+    """The rows of a sweep without a store and without timings (byte-identical run to run).
+
+    Same tasks as :func:`run_sweep` (:func:`sweep_task`, one per configuration, on ``executor``
+    or in this process), in configuration order; the ``wall_s`` and ``cpu_s`` columns dropped.
+    """
+    check_sweep_parameters(ds, n, betas, eps_values, points, seed)
+    keys = configurations(ds, n, betas, eps_values, points, seed)
+    rows = run_tasks(sweep_task, keys, executor, need=task_memory, desc="rows",
+                     label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
+    return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
 
 
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,

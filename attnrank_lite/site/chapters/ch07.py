@@ -1,0 +1,38 @@
+"""Chapter 7 (appendix): the spherical law at scale, a live sweep and the stored paper table."""
+from ..memory import dense_need
+from ..spec import ChapterSpec, Param
+
+
+def _memory(v):
+    """The live sweep re-verifies each bracket on the dense n x n matrix (n <= 4096)."""
+    yield dense_need(v["n"], v["n"], "n", "the dense re-verification of a live bracket")
+
+
+SPEC = ChapterSpec(
+    key="ch07",
+    notebook="07_laws_at_scale.ipynb",
+    title="The laws at scale",
+    params=(
+        Param("d_values", [2, 3, 4, 5], "int_list", "Dimensions of the live sweep (points on S^(d-1)).",
+              low=2, high=8, max_len=7),
+        Param("n", 1200, "int", "Well-spread points per sphere in the live sweep.", low=50, high=4096),
+        Param("betas", [2.0, 4.0, 8.0], "float_list", "Inverse temperatures of the live sweep.",
+              low=0.5, high=1e3, min_len=2, max_len=8),
+        Param("eps_values", [0.1, 0.25], "float_list", "Error levels of the live sweep.",
+              low=0.01, high=0.99, max_len=4),
+        Param("seed", 0, "int", "Seed of the point sets (d >= 5 start from random points).",
+              low=0, high=2**32 - 1),
+        Param("store", "book/data/laws_paper.sqlite", "str",
+              "Sweep store read for the paper table (relative to the repository root)."),
+    ),
+    profiles={
+        "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0], "eps_values": [0.25]},
+        "paper": {"d_values": [2, 3, 4, 5, 6], "n": 3000, "betas": [2.0, 4.0, 8.0, 16.0]},
+    },
+    memory=_memory,
+    code={
+        "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
+                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.law_store.read_store",
+                              "attnrank_lite.engine.parallel.run_tasks"],
+    },
+)
