@@ -167,7 +167,7 @@ def dask_executor(workers: int | None = None, scheduler: str | None = None, memo
             stack.enter_context(dask.config.set({"distributed.nanny.pre-spawn-environ": _ONE_THREAD}))
             cluster = stack.enter_context(LocalCluster(
                 n_workers=int(workers), threads_per_worker=1, processes=True,
-                memory_limit=memory_limit, dashboard_address=None, env=dict(_ONE_THREAD)))
+                memory_limit=memory_limit, dashboard_address=":0", env=dict(_ONE_THREAD)))
             client = stack.enter_context(Client(cluster))
         else:
             client = stack.enter_context(Client(scheduler, timeout="20s"))

@@ -219,18 +219,26 @@ def law_table(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 def law_scale_figure(df: pd.DataFrame):
     """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     ds = sorted(df["d"].unique())
-    fig, axes = plt.subplots(1, len(ds), figsize=(3.2 * len(ds), 3.4), squeeze=False)
-    for ax, d in zip(axes[0], ds):
+    cols = min(3, len(ds))
+    rows = -(-len(ds) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False)
+    for ax, d in zip(axes.flat, ds):
         g = df[df["d"] == d]
         for i, (eps, h) in enumerate(g.groupby("eps")):
             plot_brackets(ax, h, label=f"eps = {eps:g}", color=f"C{i}")
             first = h.sort_values("beta").iloc[0]
             add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
                                 label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
+        betas = sorted(g["beta"].unique())
+        ax.set_xticks(betas, [f"{b:g}" for b in betas])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"d = {d}, n = {int(g['n'].max()):,}")
         ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(ds):]:
+        ax.set_visible(False)
     fig.tight_layout()
     return fig
 
