@@ -15,7 +15,7 @@ SPEC = ChapterSpec(
     params=(
         Param("d_values", [2, 3, 4, 5], "int_list", "Dimensions of the live sweep (points on S^(d-1)).",
               low=2, high=8, max_len=7),
-        Param("n", 1200, "int", "Well-spread points per sphere in the live sweep.", low=50, high=4096),
+        Param("n", 1000, "int", "Well-spread points per sphere in the live sweep.", low=50, high=4096),
         Param("betas", [2.0, 4.0, 8.0], "float_list", "Inverse temperatures of the live sweep.",
               low=0.5, high=1e3, min_len=2, max_len=8),
         Param("eps_values", [0.1, 0.25], "float_list", "Error levels of the live sweep.",
