@@ -86,7 +86,10 @@ def test_sweep_through_a_scheduler_matches_the_sequential_sweep(tmp_path, schedu
     assert seq.returncode == 0, seq.stderr
     dist = _sweep(*args, "--store", tmp_path / "dist.sqlite", "--scheduler", scheduler)
     assert dist.returncode == 0, dist.stderr
-    assert "8 to compute on ClientExecutor" in dist.stdout
+    assert f"8 to compute on the Dask scheduler {scheduler}" in dist.stdout
+    run = law_store.read_runs(tmp_path / "dist.sqlite").iloc[-1]
+    assert run.executor == f"the Dask scheduler {scheduler}" and run.computed == 8
+    assert run.command.endswith(f"--scheduler {scheduler}")
     a = law_store.read_store(tmp_path / "seq.sqlite")[SAME]
     b = law_store.read_store(tmp_path / "dist.sqlite")[SAME]
     assert len(a) == 8 and a["verified"].all()
