@@ -30,7 +30,7 @@ from . import law_store
 from .geometry import random_sphere, well_spread_sphere
 from .law_tables import slope_checks
 from .plots import add_reference_slope, plot_brackets
-from .sweeps import _point_task, slope_table
+from .sweeps import _point_task, point_task_memory, slope_table
 
 __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "sweep_task",
            "sweep_rows", "run_sweep", "law_table", "law_scale_figure", "store_summary"]
@@ -79,19 +79,9 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
-    r"""Estimated peak bytes of :func:`sweep_task`, and what they hold.
-
-    Streamed brackets hold the harmonic basis (``n x N(d, <= L)``, about
-    :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``) and row blocks, three copies (the
-    estimate of chapter 2, measured 3.3 GB at n = 20,000, d = 4, beta = 64); up to
-    ``VERIFY_DENSE_LIMIT`` points the dense re-verification holds six ``n x n`` arrays.
-    """
-    cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
-    streamed = 8.0 * 3 * n * (cols + 2048)
-    dense = 8.0 * 6 * n * n if n <= VERIFY_DENSE_LIMIT else 0.0
-    if dense > streamed:
-        return dense, f"the dense re-verification ({n:,} x {n:,})"
-    return streamed, f"the streamed bracket's basis and row blocks ({n:,} x {int(cols) + 2048:,})"
+    """Estimated peak bytes of :func:`sweep_task`, and what they hold
+    (:func:`attnrank_lite.laws.sweeps.point_task_memory`)."""
+    return point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
 
 
 @lru_cache(maxsize=2)

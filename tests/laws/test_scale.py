@@ -112,3 +112,18 @@ def test_task_memory_grows_with_beta_and_d():
     assert 0 < a < b and "20,000" in what
     # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048))
     assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048))
+
+
+def test_sweeps_check_each_task_against_the_smallest_worker(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnrank_lite.engine import parallel
+
+    monkeypatch.setattr(parallel, "executor_memory_limit", lambda ex: (2.0 ** 20, "tcp://w:1"))
+    X = fibonacci_sphere(200)
+    with ThreadPoolExecutor(1) as ex:
+        with pytest.raises(parallel.TaskTooLarge, match=r"task beta=4 needs about .* basis and row blocks "
+                                                        r"\(200 x 2,108\).* smallest worker \(tcp://w:1\)"):
+            sw.point_sweep(X, [4.0, 8.0], [0.25], executor=ex)  # 2,108 = 12 (1 + 4) + 2048
+        with pytest.raises(parallel.TaskTooLarge, match="random beta=4"):
+            sw.configuration_sweep(150, 3, [4.0], [0.25], kinds=("random",), executor=ex)
