@@ -7,7 +7,7 @@ seed by the task itself, and a certified bracket on :math:`\operatorname{rank}_\
 :math:`A = \operatorname{rowsoftmax}(\beta XX^\top)`, from
 :func:`attnrank_lite.engine.streaming.point_brackets` (matrix-free: ``A`` is never stored;
 when ``n <= verify_dense_limit`` the certificates are also re-verified on the materialised
-matrix, see :func:`attnrank_lite.laws.sweeps.point_sweep`).
+matrix; the same families as :func:`attnrank_lite.laws.sweeps.point_sweep` with its defaults).
 
 :func:`run_sweep` runs the configurations not yet in the store
 (:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
@@ -109,7 +109,7 @@ def sweep_task(d, n, beta, eps, points, seed) -> dict:
     with single_threaded():
         X = _points(points, n, d, seed)
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
-                           VERIFY_DENSE_LIMIT, False, {})
+                           VERIFY_DENSE_LIMIT, "auto", {})
     return {"d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,
             "seed": int(seed), "n_points": int(row["n"]), "lower": int(row["lower"]),
             "upper": int(row["upper"]), "lower_kind": row["lower_kind"],

@@ -1,5 +1,6 @@
 """Chapter 7 (appendix): the spherical law at scale, a live sweep and the stored paper table."""
 from ..memory import dense_need
+from ..runtime import RuntimeTerm, scaled
 from ..spec import ChapterSpec, Param
 
 
@@ -7,6 +8,21 @@ def _memory(v):
     """The live sweep re-verifies each bracket on the dense n x n matrix (n <= 4096)."""
     yield dense_need(v["n"], v["n"], "n", "the dense re-verification of a live bracket")
 
+
+def _runtime(v):
+    """Seconds of the costly steps, scaled from the book-profile calibration run (24 rows, n = 1000)."""
+    rows = len(v["d_values"]) * len(v["betas"]) * len(v["eps_values"])
+    yield scaled(19.0, rows * v["n"] ** 2, 24 * 1000 ** 2, "n",
+                 f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
+    yield RuntimeTerm(5.0, "store", "reading the stored sweep, its law table and figures")
+
+
+#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
+#: start included; 2-core x86_64 shared with other jobs, load 5-13, December 2026)
+RUNTIME_CALIBRATION = (
+    {"profile": "book", "seconds": 34.3},
+    {"profile": "quick", "seconds": 16.4},
+)
 
 SPEC = ChapterSpec(
     key="ch07",
@@ -30,6 +46,8 @@ SPEC = ChapterSpec(
         "paper": {"d_values": [2, 3, 4, 5, 6], "n": 3000, "betas": [2.0, 4.0, 8.0, 16.0]},
     },
     memory=_memory,
+    runtime=_runtime,
+    runtime_error=2.0,
     code={
         "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
                               "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.law_store.read_store",
