@@ -1,0 +1,359 @@
+r"""l1-fitted subspace certificates (the book's :ref:`prop-certificate-chain`, SPEC "Upper:
+l1-fitted subspace certificate").
+
+For a subspace of :math:`\mathbb{R}^m` with orthonormal basis :math:`V` (m x k), truncation takes
+the rows :math:`C = AV` (the l2 projection), but the error of a certificate is measured row by row
+in l1. The best coefficients for the same subspace are the l1 regressions
+
+.. math:: C_i = \operatorname*{arg\,min}_{c\in\mathbb{R}^k} \|A_i - c V^\top\|_1,
+
+and :math:`B = C V^\top` has rank :math:`\le k`: an ordinary factorisation, checked by
+:class:`~attnrank_lite.engine.certificates.SubspaceCertificate` like any other. Since the
+projected rows are feasible points of these problems, the fitted error never exceeds the
+projected one (row by row, the better of the two is kept).
+
+All rows are fitted at once by ADMM on :math:`\min \|Z\|_1` subject to :math:`Z = A - CV^\top`
+(scaled dual :math:`U`, penalty :math:`\rho_i = 1/\mathrm{mean}_j|Z_{ij}|` per row):
+
+.. math:: C \leftarrow (A - Z + U)V,\quad R \leftarrow A - CV^\top,\quad W \leftarrow R + U,\quad
+          Z \leftarrow \operatorname{sign}(W)\max(|W| - 1/\rho, 0),\quad U \leftarrow W - Z.
+
+Each step costs two products with :math:`V`, like one verification. The rows are independent
+problems, so the fit runs in row blocks (memory :math:`O(\text{block}\cdot m)`) and can be fed
+row blocks rebuilt on demand (``A`` never stored).
+
+**Dual bound.** For every :math:`y` with :math:`|y_j| \le 1`,
+:math:`\|a - cV^\top\|_1 \ge \langle a, y\rangle - \langle c, V^\top y\rangle`. The iteration's
+:math:`\rho U` has entries in :math:`[-1, 1]` and is orthogonal to :math:`V` at a fixed point;
+after projecting out :math:`V` and rescaling into the cube, with the minimiser's
+:math:`\|c^*\|_2 \le \|a\|_2 + \|a\|_1` (V orthonormal, :math:`\|a - c^*V^\top\|_1 \le \|a\|_1`),
+
+.. math:: \min_c \|a - cV^\top\|_1 \ge \langle a, y\rangle - (\|a\|_2 + \|a\|_1)\,\|V^\top y\|_2 ,
+
+a lower bound on the best l1 fit in the subspace (up to the rounding of these few sums; it
+steers the search and stops the iteration, it certifies nothing). It stops a row once the
+duality gap is below ``gap`` relative, and, in a search, rejects a rank once one row provably
+cannot reach ``eps``.
+
+**Monotone family.** For nested subspaces :math:`V_k = V[:, :k]` the best l1 fit is
+non-increasing in k (each subspace contains the previous one), unlike the projected error of
+nested truncations; bisection over k is therefore sound for the exact optimum. The iteration is
+inexact: a rank where it neither reaches ``eps`` nor proves failure counts as failed, so the
+search returns a valid certificate that is not always the smallest k of the exact family.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .certificates import SubspaceCertificate
+from .checks import eps_value, real_matrix
+from .norms import row_l1_blockwise
+
+__all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_upper_bound"]
+
+#: iterations between checks of the duality gap (and of the search's stopping rules)
+CHECK_EVERY = 25
+#: row-search sample: evenly spaced rows, plus rows that failed a full check
+SAMPLE_ROWS = 128
+
+
+@dataclass
+class L1Fit:
+    r"""Coefficients of the rows of ``A`` in a subspace, fitted in l1.
+
+    Attributes
+    ----------
+    C : ndarray, shape (n, k)
+        Coefficients: ``B = C @ V.T``. On each row the better of the ADMM iterate and the
+        projection ``A V``.
+    errors : ndarray, shape (n,)
+        :math:`\sum_j |A - CV^\top|_{ij}`, recomputed from ``C`` and ``V`` after the fit.
+    projected : ndarray, shape (n,)
+        The same for the projection ``C = A V``.
+    lower : ndarray, shape (n,)
+        Dual lower bounds on each row's best l1 fit in the subspace (0 where never computed).
+    status : str
+        ``"ok"`` (every row within ``target``, or no target), ``"fail"`` (some row's dual bound
+        exceeds ``target``: no coefficients in this subspace meet it) or ``"unknown"``.
+    steps : int
+        Largest number of iterations spent on a row.
+    """
+
+    C: np.ndarray
+    errors: np.ndarray
+    projected: np.ndarray
+    lower: np.ndarray
+    status: str
+    steps: int
+
+    @property
+    def max_error(self) -> float:
+        """Max row error of the fitted factorisation (0 for no rows)."""
+        return float(self.errors.max()) if self.errors.size else 0.0
+
+    @property
+    def max_projected(self) -> float:
+        """Max row error of the projection ``A V V^T``."""
+        return float(self.projected.max()) if self.projected.size else 0.0
+
+
+def _dual_bound(Ab, Ub, rho, V):
+    """Per row, the dual lower bound of the module docstring from the scaled dual ``Ub``."""
+    y = rho * Ub
+    y -= (y @ V) @ V.T
+    y /= np.maximum(1.0, np.abs(y).max(axis=1, keepdims=True))
+    off = np.linalg.norm(y @ V, axis=1)
+    size = np.linalg.norm(Ab, axis=1) + np.abs(Ab).sum(axis=1)
+    return np.einsum("ij,ij->i", Ab, y) - size * off
+
+
+def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
+    """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps)."""
+    b, k = Ab.shape[0], V.shape[1]
+    C = Ab @ V
+    best = np.abs(Ab - C @ V.T).sum(axis=1)
+    proj = best.copy()
+    lower = best.copy() if k == 0 else np.zeros(b)
+    done = best == 0.0 if target is None else best <= target
+    act = np.flatnonzero(~done) if k and steps else np.zeros(0, dtype=np.int64)
+    A_a = Ab[act]
+    Z = A_a - C[act] @ V.T
+    U = np.zeros_like(Z)
+    rho = 1.0 / np.maximum(np.abs(Z).mean(axis=1, keepdims=True), np.finfo(float).tiny)
+    used = 0
+    t = 0
+    while act.size and t < steps:
+        t += 1
+        Ca = (A_a - Z + U) @ V
+        R = A_a - Ca @ V.T
+        e = np.abs(R).sum(axis=1)
+        better = e < best[act]
+        if better.any():
+            best[act[better]] = e[better]
+            C[act[better]] = Ca[better]
+        R += U  # W = R + U
+        np.subtract(np.abs(R), 1.0 / rho, out=Z)
+        np.maximum(Z, 0.0, out=Z)
+        Z *= np.sign(R)
+        np.subtract(R, Z, out=U)
+        if t % CHECK_EVERY and t != steps:
+            continue
+        lb = _dual_bound(A_a, U, rho, V)
+        lower[act] = np.maximum(lower[act], lb)
+        used = t
+        if target is not None:
+            if stop_on_fail and np.any(lower[act] > target):
+                return C, proj, lower, "fail", used
+            stop = best[act] <= target
+        else:
+            stop = np.zeros(act.size, dtype=bool)
+        if gap is not None:
+            stop |= best[act] - lower[act] <= gap * best[act]
+        if stop.any():
+            keep = ~stop
+            act, A_a, Z, U, rho = act[keep], A_a[keep], Z[keep], U[keep], rho[keep]
+    return C, proj, lower, _status(best, lower, target), used
+
+
+def _status(best, lower, target) -> str:
+    if target is None or np.all(best <= target):
+        return "ok"
+    return "fail" if np.any(lower > target) else "unknown"
+
+
+def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
+                stop_on_fail: bool = False, block: int = 512) -> L1Fit:
+    r""":func:`l1_fit` on row blocks ``rows(idx)`` of a matrix that need not be stored.
+
+    Parameters
+    ----------
+    rows : callable
+        ``rows(idx)`` returns ``A[idx]`` (shape (len(idx), m)) for an index array ``idx``.
+    n : int
+        Number of rows.
+    V, steps, gap, target, stop_on_fail, block
+        See :func:`l1_fit`.
+    """
+    V = real_matrix("V", V)
+    m, k = V.shape
+    C = np.zeros((n, k))
+    errors = np.zeros(n)
+    projected = np.zeros(n)
+    lower = np.zeros(n)
+    statuses = []
+    steps_used = 0
+    for s in range(0, n, block):
+        idx = np.arange(s, min(n, s + block))
+        Ab = real_matrix("rows", rows(idx))
+        if Ab.shape != (idx.size, m):
+            raise ValueError(f"rows(idx) has shape {Ab.shape}, expected {(idx.size, m)}")
+        Cb, proj, lb, status, used = _fit_block(Ab, V, steps, gap, target, stop_on_fail)
+        C[idx], lower[idx], projected[idx] = Cb, lb, proj
+        errors[idx] = row_l1_blockwise(Ab, Cb, V.T)
+        statuses.append(status)
+        steps_used = max(steps_used, used)
+        if status == "fail" and stop_on_fail:
+            break
+    status = "fail" if "fail" in statuses else ("unknown" if "unknown" in statuses else "ok")
+    return L1Fit(C, errors, projected, lower, status, steps_used)
+
+
+def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
+           stop_on_fail: bool = False, block: int = 512) -> L1Fit:
+    r"""Fit every row of ``A`` in l1 within the span of the orthonormal columns of ``V``.
+
+    Runs the ADMM iteration of the module docstring on all rows (in row blocks), keeps on each
+    row the better of the iterate and the projection :math:`AV`, and recomputes the row errors
+    of the result.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, m)
+    V : array_like, shape (m, k)
+        Orthonormal columns.
+    steps : int
+        Most iterations per row (300 reach the per-row LP optimum to about three digits).
+    gap : float or None
+        A row stops once its error is within ``gap`` (relative) of its dual lower bound.
+    target : float, optional
+        A row stops once its error is ``<= target``; ``status`` says whether all rows got there.
+    stop_on_fail : bool
+        With ``target``: stop as soon as some row's dual bound exceeds ``target``.
+    block : int
+        Rows per block (memory :math:`O(\text{block}\cdot m)`).
+
+    Returns
+    -------
+    L1Fit
+        ``L1Fit.C`` gives ``B = C @ V.T`` with max row error ``L1Fit.max_error``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]) / np.array([[1], [1], [2]])
+    >>> fit = l1_fit(A, np.array([[1.0], [0.0]]))
+    >>> fit.max_error, fit.max_projected
+    (1.0, 1.0)
+    """
+    A = real_matrix("A", A)
+    return l1_fit_rows(lambda idx: A[idx[0]:idx[-1] + 1], A.shape[0], V, steps=steps, gap=gap,
+                       target=target, stop_on_fail=stop_on_fail, block=block)
+
+
+def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None = None,
+                     steps: int = 300, sample: int = SAMPLE_ROWS, block: int = 512, source: str = ""):
+    r"""Smallest k whose l1-fitted rows in ``V[:, :k]`` meet ``eps``, as a certificate.
+
+    Bisection over ``k`` in ``(lo, hi]``, first on a row sample (evenly spaced rows): a sample
+    row whose dual bound exceeds ``eps`` proves that ``k`` fails for all of ``A`` (and, the exact
+    family being monotone, every smaller k). The smallest k the sample accepts is then fitted
+    on all rows; if some row misses ``eps``, its worst rows join the sample and the search
+    continues above. Ranks where the iteration decides nothing count as failed.
+
+    Parameters
+    ----------
+    rows : callable
+        ``rows(idx)`` returns ``A[idx]``.
+    n : int
+    V : ndarray, shape (m, l)
+        Orthonormal columns of a nested family (SVD right vectors, harmonic basis, ...).
+    eps : float
+    lo : int
+        A rank known to fail (e.g. ``lower - 1``).
+    hi : int, optional
+        Largest rank tried (default ``l``); e.g. the rank the projected family certifies.
+    steps, block
+        See :func:`l1_fit`.
+    sample : int
+        Rows of the first sample.
+
+    Returns
+    -------
+    SubspaceCertificate or None
+        ``B = C V_k^T`` (``source = "l1 fit, <source>"``), not yet verified; ``None`` if no
+        ``k <= hi`` was accepted on all rows.
+    """
+    V = real_matrix("V", V)
+    eps = eps_value(eps)
+    target = eps * (1 - 1e-9) - 1e-14  # room for verify's rounding margin
+    l = V.shape[1]
+    hi = l if hi is None else min(int(hi), l)
+    lo = max(0, min(int(lo), hi))
+    idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    As = rows(idx)
+    best = None  # (k, C): accepted on all rows
+    while lo < hi:
+        # bisection on the sample in (lo, hi]; s_hi = hi + 1 stands for "none accepted"
+        s_lo, s_hi = lo, hi + 1
+        while s_hi - s_lo > 1:
+            mid = (s_lo + s_hi) // 2
+            if _fit_block(As, V[:, :mid], steps, None, target, True)[3] == "ok":
+                s_hi = mid
+            else:
+                s_lo = mid
+        if s_hi > hi:
+            break  # the sample accepts no k <= hi
+        full = l1_fit_rows(rows, n, V[:, :s_hi], steps=steps, gap=None, target=target,
+                           stop_on_fail=True, block=block)
+        if full.status == "ok" and full.max_error <= target:
+            best = (s_hi, full.C)  # and the sample refused s_hi - 1
+            break
+        lo = s_hi
+        worst = np.setdiff1d(np.argsort(full.errors)[::-1][:max(8, sample // 8)], idx)
+        if worst.size:
+            idx = np.concatenate([idx, worst])
+            As = np.concatenate([As, rows(worst)])
+    if best is None:
+        return None
+    k, C = best
+    return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit, {source}".rstrip(", "))
+
+
+def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int = 300,
+                   source: str = "dense SVD"):
+    r"""Best of the projected and the l1-fitted certificates over one nested family of ``A``.
+
+    The family is ``V`` (orthonormal columns, nested) or the top right-singular vectors of
+    ``A`` (from ``svd = (U, S, Vt)`` or a dense SVD). The projected family's certificate
+    (:func:`~attnrank_lite.engine.upper.nested_family_search`) bounds the l1 search from above.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, m)
+    eps : float
+    svd : tuple, optional
+    V : ndarray, shape (m, l), optional
+    lo : int
+        A rank known to fail.
+    steps : int
+        See :func:`l1_fit`.
+
+    Returns
+    -------
+    SubspaceCertificate
+        Verified on ``A``; the l1-fitted one when it certifies a smaller rank.
+    """
+    from .upper import exact_factorisation, nested_family_search
+
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    if V is None:
+        U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
+        V = Vt.T
+    else:
+        V = real_matrix("V", V)
+    plain = nested_family_search(A, A @ V, V.T, eps, lo=lo, source=source)
+    if plain is None or not plain.verify(A, eps):
+        plain = None
+    hi = V.shape[1] if plain is None else plain.rank - 1
+    fitted = None
+    if hi > lo:
+        fitted = l1_family_search(lambda idx: A[idx], A.shape[0], V, eps, lo=lo, hi=hi,
+                                  steps=steps, source=source)
+        if fitted is not None and not fitted.verify(A, eps):
+            fitted = None
+    if fitted is not None:
+        return fitted
+    return plain if plain is not None else exact_factorisation(A)
