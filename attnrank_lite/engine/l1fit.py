@@ -99,6 +99,16 @@ class L1Fit:
         return float(self.projected.max()) if self.projected.size else 0.0
 
 
+def _orthonormal(V) -> np.ndarray:
+    """``V`` as a float matrix, after checking ``V^T V = I`` (to 1e-6): the iteration needs it."""
+    V = real_matrix("V", V)
+    G = V.T @ V
+    G[np.diag_indices_from(G)] -= 1.0
+    if G.size and not np.abs(G).max() <= 1e-6:
+        raise ValueError(f"V must have orthonormal columns; max |V^T V - I| = {np.abs(G).max():.2g}")
+    return V
+
+
 def _dual_bound(Ab, Ub, rho, V):
     """Per row, the dual lower bound of the module docstring from the scaled dual ``Ub``."""
     y = rho * Ub
@@ -138,19 +148,20 @@ def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
         np.maximum(Z, 0.0, out=Z)
         Z *= np.sign(R)
         np.subtract(R, Z, out=U)
-        if t % CHECK_EVERY and t != steps:
-            continue
-        lb = _dual_bound(A_a, U, rho, V)
-        lower[act] = np.maximum(lower[act], lb)
         used = t
-        if target is not None:
-            if stop_on_fail and np.any(lower[act] > target):
+        # rows that reached the target stop at once (no products needed to know it)
+        stop = best[act] <= target if target is not None else np.zeros(act.size, dtype=bool)
+        if t % CHECK_EVERY == 0 or t == steps:
+            lb = _dual_bound(A_a, U, rho, V)
+            lower[act] = np.maximum(lower[act], lb)
+            if target is not None and stop_on_fail and np.any(lower[act] > target):
                 return C, proj, lower, "fail", used
-            stop = best[act] <= target
-        else:
-            stop = np.zeros(act.size, dtype=bool)
-        if gap is not None:
-            stop |= best[act] - lower[act] <= gap * best[act]
+            if gap is not None:
+                stop |= best[act] - lower[act] <= gap * best[act]
+        elif stop.sum() < max(1, act.size // 8) or stop.all():
+            if stop.all():
+                break
+            continue  # compact the active rows only when enough of them stopped
         if stop.any():
             keep = ~stop
             act, A_a, Z, U, rho = act[keep], A_a[keep], Z[keep], U[keep], rho[keep]
@@ -176,7 +187,7 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
     V, steps, gap, target, stop_on_fail, block
         See :func:`l1_fit`.
     """
-    V = real_matrix("V", V)
+    V = _orthonormal(V)
     m, k = V.shape
     C = np.zeros((n, k))
     errors = np.zeros(n)
@@ -212,7 +223,7 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
     ----------
     A : array_like, shape (n, m)
     V : array_like, shape (m, k)
-        Orthonormal columns.
+        Orthonormal columns (``ValueError`` if ``max |V^T V - I| > 1e-6``).
     steps : int
         Most iterations per row (300 reach the per-row LP optimum to about three digits).
     gap : float or None
@@ -275,7 +286,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
         ``B = C V_k^T`` (``source = "l1 fit, <source>"``), not yet verified; ``None`` if no
         ``k <= hi`` was accepted on all rows.
     """
-    V = real_matrix("V", V)
+    V = _orthonormal(V)
     eps = eps_value(eps)
     target = eps * (1 - 1e-9) - 1e-14  # room for verify's rounding margin
     l = V.shape[1]
@@ -343,7 +354,7 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
         U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
         V = Vt.T
     else:
-        V = real_matrix("V", V)
+        V = _orthonormal(V)
     plain = nested_family_search(A, A @ V, V.T, eps, lo=lo, source=source)
     if plain is None or not plain.verify(A, eps):
         plain = None

@@ -140,7 +140,7 @@ def test_uniform_attention_exact_case():
 
 
 def test_certificate_verifies_and_is_smaller_than_the_svd_family():
-    A = softmax_attention(fibonacci_sphere(150), beta=24.0)
+    A = softmax_attention(fibonacci_sphere(80), beta=12.0)
     eps = 0.25
     plain = svd_upper_bound(A, eps)
     cert = l1_upper_bound(A, eps)
@@ -155,10 +155,10 @@ def test_certificate_verifies_and_is_smaller_than_the_svd_family():
 
 
 def test_search_respects_hi_and_returns_a_prefix_of_the_family():
-    A = softmax_attention(fibonacci_sphere(150), beta=24.0)
+    A = softmax_attention(fibonacci_sphere(80), beta=12.0)
     V = np.linalg.svd(A)[2].T
-    cert = l1_family_search(lambda idx: A[idx], 150, V, 0.25, hi=110)
-    assert cert is not None and cert.rank <= 110
+    cert = l1_family_search(lambda idx: A[idx], 80, V, 0.25, hi=55)
+    assert cert is not None and cert.rank <= 55
     assert np.allclose(cert.R, V[:, :cert.rank].T)
     assert cert.verify(A, 0.25)
     # on this instance the search is minimal: with one column fewer, the LP optimum of the
@@ -166,3 +166,9 @@ def test_search_respects_hi_and_returns_a_prefix_of_the_family():
     Vb = V[:, :cert.rank - 1]
     worst = np.argsort(l1_fit(A, Vb, steps=50).errors)[-3:]
     assert max(lp_row_optimum(A[i], Vb) for i in worst) > 0.25
+
+
+def test_a_basis_that_is_not_orthonormal_is_refused():
+    A = small_instance(n=8)
+    with pytest.raises(ValueError, match="orthonormal"):
+        l1_fit(A, 2 * np.eye(8)[:, :3])
