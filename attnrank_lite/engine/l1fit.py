@@ -70,6 +70,10 @@ class L1Fit:
         projection ``A V``.
     errors : ndarray, shape (n,)
         :math:`\sum_j |A - CV^\top|_{ij}`, recomputed from ``C`` and ``V`` after the fit.
+    rounding : ndarray, shape (n,)
+        Proven bounds on the rounding error of ``errors``
+        (:func:`~attnrank_lite.engine.norms.row_l1_blockwise`): the exact row error of the stored
+        ``C`` and ``V`` is at most ``errors + rounding``.
     projected : ndarray, shape (n,)
         The same for the projection ``C = A V``.
     lower : ndarray, shape (n,)
@@ -83,6 +87,7 @@ class L1Fit:
 
     C: np.ndarray
     errors: np.ndarray
+    rounding: np.ndarray
     projected: np.ndarray
     lower: np.ndarray
     status: str
@@ -191,6 +196,7 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
     m, k = V.shape
     C = np.zeros((n, k))
     errors = np.zeros(n)
+    rounding = np.zeros(n)
     projected = np.zeros(n)
     lower = np.zeros(n)
     statuses = []
@@ -202,13 +208,13 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
             raise ValueError(f"rows(idx) has shape {Ab.shape}, expected {(idx.size, m)}")
         Cb, proj, lb, status, used = _fit_block(Ab, V, steps, gap, target, stop_on_fail)
         C[idx], lower[idx], projected[idx] = Cb, lb, proj
-        errors[idx] = row_l1_blockwise(Ab, Cb, V.T)
+        errors[idx], rounding[idx] = row_l1_blockwise(Ab, Cb, V.T, bound=True)
         statuses.append(status)
         steps_used = max(steps_used, used)
         if status == "fail" and stop_on_fail:
             break
     status = "fail" if "fail" in statuses else ("unknown" if "unknown" in statuses else "ok")
-    return L1Fit(C, errors, projected, lower, status, steps_used)
+    return L1Fit(C, errors, rounding, projected, lower, status, steps_used)
 
 
 def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
@@ -283,8 +289,11 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     Returns
     -------
     SubspaceCertificate or None
-        ``B = C V_k^T`` (``source = "l1 fit, <source>"``), not yet verified; ``None`` if no
-        ``k <= hi`` was accepted on all rows.
+        ``B = C V_k^T`` (``source = "l1 fit, <source>"``); ``None`` if no ``k <= hi`` was
+        accepted on all rows. A rank is accepted only when every row's computed error plus twice
+        its proven rounding bound is ``<= eps``, the condition under which
+        :meth:`SubspaceCertificate.verify` accepts a row without exact arithmetic (so a streamed
+        ``A`` needs no second pass to be sure).
     """
     V = _orthonormal(V)
     eps = eps_value(eps)
@@ -308,7 +317,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
             break  # the sample accepts no k <= hi
         full = l1_fit_rows(rows, n, V[:, :s_hi], steps=steps, gap=None, target=target,
                            stop_on_fail=True, block=block)
-        if full.status == "ok" and full.max_error <= target:
+        if full.status == "ok" and np.all(full.errors + 2 * full.rounding <= eps):
             best = (s_hi, full.C)  # and the sample refused s_hi - 1
             break
         lo = s_hi
