@@ -51,7 +51,7 @@ from .certificates import SubspaceCertificate
 from .checks import eps_value, real_matrix
 from .norms import row_l1_blockwise
 
-__all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_upper_bound"]
+__all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_improve", "l1_upper_bound"]
 
 #: iterations between checks of the duality gap (and of the search's stopping rules)
 CHECK_EVERY = 25
@@ -329,6 +329,48 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
         return None
     k, C = best
     return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit, {source}".rstrip(", "))
+
+
+def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: int = 300,
+               block: int = 512):
+    r"""The smallest l1-fitted certificate of rank ``<= hi`` over several nested families.
+
+    For each ``(V, source)`` in ``bases`` (orthonormal columns, nested; bases that are not
+    orthonormal are skipped) :func:`l1_family_search` looks below the best rank found so far.
+
+    Parameters
+    ----------
+    rows : callable
+        ``rows(idx)`` returns ``A[idx]``.
+    n : int
+    eps : float
+    bases : iterable of (ndarray, str)
+        E.g. the SVD right vectors and the harmonic basis, with a name for ``source``.
+    lo : int
+        A rank known to fail (``lower - 1``).
+    hi : int
+        Largest rank of interest (``upper - 1`` for the current upper end ``upper``).
+
+    Returns
+    -------
+    SubspaceCertificate or None
+        Accepted with proven rounding margins (see :func:`l1_family_search`); ``None`` when no
+        family certifies a rank ``<= hi``.
+    """
+    best = None
+    for V, source in bases:
+        try:
+            V = _orthonormal(V)
+        except ValueError:
+            continue
+        top = hi if best is None else best.rank - 1
+        if top <= lo or V.shape[1] == 0:
+            continue
+        cert = l1_family_search(rows, n, V, eps, lo=lo, hi=min(top, V.shape[1]), steps=steps,
+                                block=block, source=source)
+        if cert is not None:
+            best = cert
+    return best
 
 
 def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int = 300,

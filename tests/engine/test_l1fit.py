@@ -172,3 +172,24 @@ def test_a_basis_that_is_not_orthonormal_is_refused():
     A = small_instance(n=8)
     with pytest.raises(ValueError, match="orthonormal"):
         l1_fit(A, 2 * np.eye(8)[:, :3])
+
+
+def test_improve_over_two_families_beats_both_projections():
+    # the harmonic basis and the SVD vectors of the same attention matrix; the better l1 fit wins
+    from attnrank_lite.engine.harmonic import HarmonicBasis, harmonic_upper_bound
+    from attnrank_lite.engine.l1fit import l1_improve
+
+    X = fibonacci_sphere(80)
+    A = softmax_attention(X, beta=12.0)
+    eps = 0.25
+    plain = svd_upper_bound(A, eps)
+    basis = HarmonicBasis(X)
+    harm = harmonic_upper_bound(A, X, eps, basis=basis)
+    top = min(plain.rank, harm.rank)
+    bases = [(plain.R.T, "svd"), (harm.R.T, "harmonic"), (2 * plain.R.T, "not orthonormal")]
+    cert = l1_improve(lambda idx: A[idx], 80, eps, bases, hi=top - 1)
+    assert cert is not None and cert.rank < top and cert.verify(A, eps)
+    assert rank_bracket(A, eps).lower <= cert.rank
+    # nothing below the certified lower end: no certificate, never a false one
+    low = rank_bracket(A, eps).lower
+    assert l1_improve(lambda idx: A[idx], 80, eps, bases, lo=0, hi=low - 1) is None
