@@ -89,7 +89,7 @@ def run(name, kind, n, d, beta, eps, ref_ks, reference, harmonic):
     if harmonic and hcert is not None:
         with Clock() as t_hl1:
             V = basis.columns(hcert.degree)
-            hfit = l1_upper_bound(A, eps, V=V, source=f"harmonic degree <= {hcert.degree}")
+            hfit = l1_upper_bound(A, eps, V=V, source=f"harmonic degree {hcert.degree}")
         ok = hcert.verify(A, eps) and hfit.verify(A, eps)
         print(f"  harmonic {hcert.rank} (degree {hcert.degree}) in {t_h}; l1 over harmonic "
               f"{hfit.rank} in {t_hl1} (CPU ratio {t_hl1.cpu / t_h.cpu:.2f} to the harmonic "

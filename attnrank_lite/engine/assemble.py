@@ -19,7 +19,10 @@ upper end only when strictly smaller): ``B = 0`` first (it settles the level alo
 SVD family of a stored matrix (dense SVD up to ``CostLimits.dense`` = ``min(n, m)``, else the
 randomized range finder with doubling sketches), the harmonic family (keys on the sphere), the
 streamed SVD family (one sketch sized by the harmonic rank, within ``CostLimits.streamed_svd``
-entries), and the identity factorisation when nothing else met eps.
+entries), the l1-fitted family over those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
+the same subspaces with every row's coefficients fitted in l1, searched below the current upper
+end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
+else met eps.
 
 **Extension point.** An upper family is a function ``family(plan, eps_values, lowers, uppers)``
 returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAMILIES` (or pass
@@ -36,6 +39,7 @@ from .certificates import NormCertificate, SubspaceCertificate, frobenius_budget
 from .certified_bracket import RankBracket
 from .checks import gamma
 from .harmonic import HarmonicBasis, harmonic_search
+from .l1fit import l1_improve
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .nested import nested_family_search
 from .neumann import farthest_point_order, neumann_search
@@ -43,8 +47,8 @@ from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
 
-__all__ = ["CostLimits", "DENSE_LIMIT", "FROBENIUS_LIMIT", "FROBENIUS_ROWS", "MATERIALISE_LIMIT", "Plan",
-           "STREAMED_SVD_LIMIT", "UPPER_FAMILIES", "assemble_brackets", "best_of"]
+__all__ = ["CostLimits", "DENSE_LIMIT", "FROBENIUS_LIMIT", "FROBENIUS_ROWS", "L1_LIMIT", "MATERIALISE_LIMIT",
+           "Plan", "STREAMED_SVD_LIMIT", "UPPER_FAMILIES", "assemble_brackets", "best_of"]
 
 
 #: a stored matrix with ``min(n, m)`` up to this gets one dense SVD (exact spectrum for the
@@ -63,6 +67,12 @@ FROBENIUS_ROWS = 1024
 #: one float64 search pass cost about 6x the time to form ``A`` on 3,000 points of S^3
 #: (``benchmarks/README.md``)
 STREAMED_SVD_LIMIT = 4096 * 4096
+#: the l1-fitted family runs on a level when ``n * m * upper`` (the work of one verification at
+#: the current upper end) is at most this. On 3,000 points of S^3 at beta = 16 (``n * m *
+#: upper`` = 3.4e9) it costs 15-25 s CPU on one core, 0.7x a dense SVD family and 15x the
+#: harmonic family (``benchmarks/README.md``, ``bench_l1fit.py``); at beta = 32 (1.1e10, left
+#: out) 130 s.
+L1_LIMIT = 4 * 10**9
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,7 @@ class CostLimits:
     frobenius: int = FROBENIUS_LIMIT
     frobenius_rows: int = FROBENIUS_ROWS
     streamed_svd: int = STREAMED_SVD_LIMIT
+    l1: int = L1_LIMIT  # n * m * upper, not n * m (see L1_LIMIT)
 
 
 @dataclass
@@ -272,16 +283,54 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
     k_h = max([u.rank for u in uppers if u is not None] or [min(src.n, src.m)])
     size = min(src.n, src.m, k_h + 10)
     V = randomized_range_finder(src, size, seed=plan.seed).V
+    source = f"streamed randomized SVD (l={size})"
+    plan.shared["streamed_svd"] = (V, source)  # the l1 family fits rows in the same subspaces
     lo = max(0, min(lower.rank for lower in lowers) - 1)
     found = nested_family_search(src, V, range(1, size + 1), eps_values, lo=lo)
     return [None if f is None else
-            SubspaceCertificate(f[1], np.ascontiguousarray(V[:, :f[0]].T), source=f"streamed randomized SVD (l={size})")
+            SubspaceCertificate(f[1], np.ascontiguousarray(V[:, :f[0]].T), source=source)
             for f in found]
+
+
+def _l1_bases(plan: Plan) -> list:
+    """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V)."""
+    bases = []
+    if "svd" in plan.shared:
+        bases.append((plan.shared["svd"][2].T, "dense SVD"))
+    if "family" in plan.shared:
+        bases.append(plan.shared["family"])
+    if "streamed_svd" in plan.shared:
+        bases.append(plan.shared["streamed_svd"])
+    if plan.basis is not None and plan.basis.degree > 0:
+        basis = plan.basis
+        bases.append((basis.columns(basis.degree), f"harmonic degree {basis.degree}"))
+    return bases
+
+
+def _l1_family(plan: Plan, eps_values, lowers, uppers):
+    """l1-fitted rows in the subspaces of the SVD and harmonic families, below the current upper
+    end (:func:`~attnrank_lite.engine.l1fit.l1_improve`), where ``n * m * upper <= limits.l1``.
+
+    A rank is accepted only with proven rounding margins over every row; on a stored matrix the
+    certificate is verified as well."""
+    src = plan.source
+    out = [None] * len(eps_values)
+    bases = _l1_bases(plan)
+    if not bases:
+        return out
+    for j, (eps, lower, upper) in enumerate(zip(eps_values, lowers, uppers)):
+        if upper is None or upper.rank <= lower.rank or src.n * src.m * upper.rank > plan.limits.l1:
+            continue
+        cert = l1_improve(src.rows, src.n, eps, bases, lo=lower.rank - 1, hi=upper.rank - 1,
+                          block=min(src.block, 512))
+        if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
+            out[j] = cert
+    return out
 
 
 #: the upper families, in order (ties keep the earlier one). The extension point: a new family
 #: ``family(plan, eps_values, lowers, uppers) -> list`` is appended here.
-UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family)
+UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_family)
 
 
 # ---------------------------------------------------------------- the rule

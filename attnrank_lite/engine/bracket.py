@@ -21,14 +21,16 @@ from .row_source import RowSource
 __all__ = ["RankBracket", "rank_bracket", "rank_brackets"]
 
 
-def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None) -> RankBracket:
+def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None, limits=None) -> RankBracket:
     r"""Certified bracket on the max-row-l1 approximation rank of ``A``.
 
     Lower side: the best of the greedy cluster-mass certificate, the Frobenius-tail certificate
     (exact spectrum of ``A``, or of an evenly spaced row submatrix on the randomized path) and the
     trivial norm certificate. Upper side: the smallest ``k`` found by bisection over the nested
     family ``A V_k V_k^T`` of top right-singular subspaces (dense SVD, or a randomized range
-    finder for large matrices). Both certificates verify on ``A``.
+    finder for large matrices), then the same subspaces with every row fitted in l1
+    (:mod:`attnrank_lite.engine.l1fit`, within ``CostLimits.l1``). Both certificates verify on
+    ``A``.
 
     Parameters
     ----------
@@ -44,6 +46,9 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     points : array_like, shape (n, d), optional
         The queries as points (self-attention: also the keys, on the unit sphere). Adds the
         Neumann lower search and the harmonic upper family (:mod:`attnrank_lite.engine.assemble`).
+    limits : CostLimits, optional
+        Cost limits of the best-of rule (:class:`~attnrank_lite.engine.assemble.CostLimits`;
+        e.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family).
 
     Returns
     -------
@@ -55,10 +60,11 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     >>> rank_bracket(np.eye(5), 0.5)
     RankBracket(eps=0.5, [5, 5], lower by cluster-mass)
     """
-    return rank_brackets(A, [eps], method=method, seed=seed, points=points)[0]
+    return rank_brackets(A, [eps], method=method, seed=seed, points=points, limits=limits)[0]
 
 
-def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None) -> list[RankBracket]:
+def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None,
+                  limits=None) -> list[RankBracket]:
     r"""Certified brackets of ``A`` at several error levels, sharing one factorisation.
 
     Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
@@ -75,6 +81,8 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
     method : {"auto", "dense", "randomized"}
     seed : int
     points : array_like, shape (n, d), optional
+        See :func:`rank_bracket`.
+    limits : CostLimits, optional
         See :func:`rank_bracket`.
 
     Returns
@@ -98,4 +106,4 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
             np.all(np.abs(np.linalg.norm(P, axis=1) - 1) <= SPHERE_TOL))
         basis = HarmonicBasis(P) if on_sphere else None
     return assemble_brackets(RowSource.from_matrix(A), eps_list, points=P, basis=basis, method=method,
-                             seed=seed)
+                             seed=seed, limits=limits)

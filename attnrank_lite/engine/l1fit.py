@@ -47,9 +47,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certificates import SubspaceCertificate
+from .certificates import SubspaceCertificate, search_target
 from .checks import eps_value, real_matrix
 from .norms import row_l1_blockwise
+from .upper import exact_factorisation, nested_certificate
 
 __all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_improve", "l1_upper_bound"]
 
@@ -125,7 +126,16 @@ def _dual_bound(Ab, Ub, rho, V):
 
 
 def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
-    """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps)."""
+    """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps).
+
+    Overflow on extreme data (entries near the float range) gives non-finite iterates; they
+    are never kept (``e < best`` is false for NaN) and non-finite dual bounds count as none.
+    """
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        return _admm(Ab, V, steps, gap, target, stop_on_fail)
+
+
+def _admm(Ab, V, steps, gap, target, stop_on_fail):
     b, k = Ab.shape[0], V.shape[1]
     C = Ab @ V
     best = np.abs(Ab - C @ V.T).sum(axis=1)
@@ -158,7 +168,7 @@ def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
         stop = best[act] <= target if target is not None else np.zeros(act.size, dtype=bool)
         if t % CHECK_EVERY == 0 or t == steps:
             lb = _dual_bound(A_a, U, rho, V)
-            lower[act] = np.maximum(lower[act], lb)
+            lower[act] = np.maximum(lower[act], np.where(np.isfinite(lb), lb, 0.0))
             if target is not None and stop_on_fail and np.any(lower[act] > target):
                 return C, proj, lower, "fail", used
             if gap is not None:
@@ -289,7 +299,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     Returns
     -------
     SubspaceCertificate or None
-        ``B = C V_k^T`` (``source = "l1 fit, <source>"``); ``None`` if no ``k <= hi`` was
+        ``B = C V_k^T`` (``source = "l1 fit in <source>"``); ``None`` if no ``k <= hi`` was
         accepted on all rows. A rank is accepted only when every row's computed error plus twice
         its proven rounding bound is ``<= eps``, the condition under which
         :meth:`SubspaceCertificate.verify` accepts a row without exact arithmetic (so a streamed
@@ -297,7 +307,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     """
     V = _orthonormal(V)
     eps = eps_value(eps)
-    target = eps * (1 - 1e-9) - 1e-14  # room for verify's rounding margin
+    target = search_target(eps)
     l = V.shape[1]
     hi = l if hi is None else min(int(hi), l)
     lo = max(0, min(int(lo), hi))
@@ -328,7 +338,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     if best is None:
         return None
     k, C = best
-    return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit, {source}".rstrip(", "))
+    return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit in {source}" if source else "l1 fit")
 
 
 def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: int = 300,
@@ -397,8 +407,6 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
     SubspaceCertificate
         Verified on ``A``; the l1-fitted one when it certifies a smaller rank.
     """
-    from .upper import exact_factorisation, nested_family_search
-
     A = real_matrix("A", A)
     eps = eps_value(eps)
     if V is None:
@@ -406,9 +414,7 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
         V = Vt.T
     else:
         V = _orthonormal(V)
-    plain = nested_family_search(A, A @ V, V.T, eps, lo=lo, source=source)
-    if plain is None or not plain.verify(A, eps):
-        plain = None
+    plain = nested_certificate(A, V, eps, lo=lo, source=source)
     hi = V.shape[1] if plain is None else plain.rank - 1
     fitted = None
     if hi > lo:

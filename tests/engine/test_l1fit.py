@@ -193,3 +193,15 @@ def test_improve_over_two_families_beats_both_projections():
     # nothing below the certified lower end: no certificate, never a false one
     low = rank_bracket(A, eps).lower
     assert l1_improve(lambda idx: A[idx], 80, eps, bases, lo=0, hi=low - 1) is None
+
+
+def test_best_of_keeps_the_l1_family_within_its_cost_limit():
+    from attnrank_lite.engine.assemble import CostLimits
+
+    A = softmax_attention(fibonacci_sphere(80), beta=12.0)
+    on = rank_bracket(A, 0.25)
+    off = rank_bracket(A, 0.25, limits=CostLimits(l1=0))  # the limit leaves the family out
+    assert on.verify(A) and off.verify(A)
+    assert on.lower == off.lower and on.upper < off.upper
+    assert on.upper_certificate.source.startswith("l1 fit in")
+    assert not off.upper_certificate.source.startswith("l1 fit")

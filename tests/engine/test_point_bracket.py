@@ -4,6 +4,7 @@ import pytest
 
 import attnrank_lite
 from attnrank_lite import point_bracket, point_brackets, softmax_attention
+from attnrank_lite.engine.assemble import CostLimits
 from attnrank_lite.engine.bracket import rank_brackets
 from attnrank_lite.engine.harmonic import HarmonicBasis
 from attnrank_lite.laws.geometry import fibonacci_sphere, random_sphere, well_spread_sphere
@@ -32,10 +33,14 @@ def test_harmonic_path_alone_and_shared_basis():
     basis = HarmonicBasis(X)
     for beta in (8.0, 32.0):
         A = softmax_attention(X, beta=beta)
-        b = point_bracket(X, beta, 0.25, basis=basis, svd=False)
+        # the harmonic family alone: no streamed SVD, no l1-fitted family
+        b = point_brackets(X, beta, [0.25], basis=basis, svd=False, limits=CostLimits(l1=0))[0]
         assert b.upper_certificate.source.startswith("harmonic degree")
         assert b.upper == (b.upper_certificate.degree + 1) ** 2
         assert b.lower_kind in ("neumann", "cluster-mass") and b.verify(A)
+        # by default the l1 fit in the same harmonic subspaces may only lower the upper end
+        c = point_bracket(X, beta, 0.25, basis=basis, svd=False)
+        assert c.upper <= b.upper and c.lower == b.lower and c.verify(A)
 
 
 def test_queries_keys_and_log_weights():
@@ -90,5 +95,7 @@ def test_point_sweep_rows_and_best_of():
         assert row.lower >= cluster_mass_lower_bound(A, row.eps).rank
         if row.upper_source.startswith("harmonic"):
             assert row.upper == (row.degree + 1) ** 2  # harmonic family on S^2
+        elif row.upper_source.startswith("l1 fit in "):  # rows fitted in l1 in one of those subspaces
+            assert row.upper_source[10:].startswith(("harmonic degree", "streamed randomized SVD"))
         else:  # the streamed SVD family won (on by default since issue 17): no degree
             assert row.upper_source.startswith("streamed randomized SVD") and np.isnan(row.degree)
