@@ -307,6 +307,12 @@ def _l1_bases(plan: Plan) -> list:
     return bases
 
 
+def _l1_block(src: RowSource) -> int:
+    """Rows per ADMM block: about six block x m arrays live at once, kept to 2^22 entries each
+    (32 MiB), so the family adds at most about 200 MiB besides its coefficients (n x upper)."""
+    return max(1, min(src.block, 512, 2**22 // max(src.m, 1)))
+
+
 def _l1_family(plan: Plan, eps_values, lowers, uppers):
     """l1-fitted rows in the subspaces of the SVD and harmonic families, below the current upper
     end (:func:`~attnrank_lite.engine.l1fit.l1_improve`), where ``n * m * upper <= limits.l1``.
@@ -322,7 +328,7 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
         if upper is None or upper.rank <= lower.rank or src.n * src.m * upper.rank > plan.limits.l1:
             continue
         cert = l1_improve(src.rows, src.n, eps, bases, lo=lower.rank - 1, hi=upper.rank - 1,
-                          block=min(src.block, 512))
+                          block=_l1_block(src))
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
             out[j] = cert
     return out
