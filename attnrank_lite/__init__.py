@@ -24,16 +24,25 @@ from .engine import (
     softmax_perturbation_bound,
     worst_case_values,
 )
-from .quotient import PolynomialCertificate, polynomial_certificate
 
 _moved.install()
 
+#: top-level names imported on first use: ``quotient`` pulls in ``laws`` (scipy.stats, pandas),
+#: about a second of CPU that a command line run (``python -m attnrank_lite``) does not need
+_LAZY = {"PolynomialCertificate": "quotient", "polynomial_certificate": "quotient"}
+_SUBPACKAGES = ("engine", "laws", "quotient", "calibration", "site")
+
 
 def __getattr__(name: str):
-    """``attnrank_lite.geometry`` and the other old module paths, as attributes (deprecated)."""
-    if f"{__name__}.{name}" in _moved.MOVED:
-        import importlib
+    """The lazily imported names of ``_LAZY``, the subpackages, and ``attnrank_lite.geometry``
+    and the other old module paths (deprecated), as attributes."""
+    import importlib
 
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _SUBPACKAGES or f"{__name__}.{name}" in _moved.MOVED:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

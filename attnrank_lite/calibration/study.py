@@ -181,30 +181,38 @@ def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
 
 
 def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: float, r_o: int,
-                              max_degree: int):
+                              max_degree: int, hints: dict | None = None):
     """Polynomial certificate of the rank-``r_o`` truncated head on sequence ``t``.
 
     First with the column term as key log-weights (``r_o`` coordinates, count ``C(r_o+D, D)``);
     when no degree up to ``max_degree`` meets ``budget`` (wide weight ranges need high degrees),
     with the column term as one more coordinate (``C(r_o+1+D, D)``). Returns (certificate or
-    None, number of coordinates).
+    None, number of coordinates). ``hints`` (updated in place) maps the number of coordinates to
+    the last degree found, the first degree the next search tries (fewer checks, same degrees
+    when the error is monotone in the degree).
     """
+    hints = {} if hints is None else hints
     Qv, Kv, col = truncated_coordinates(geom, t, r_o)
-    cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * col)
+    cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * col,
+                                  start=hints.get(r_o))
     if cert is not None:
+        hints[r_o] = cert.degree
         return cert, r_o
     Qe = np.hstack([Qv, np.ones((Qv.shape[0], 1))])
     Ke = np.hstack([Kv, col[:, None]])
-    return polynomial_certificate(Qe, Ke, beta, budget, max_degree=max_degree), r_o + 1
+    cert = polynomial_certificate(Qe, Ke, beta, budget, max_degree=max_degree, start=hints.get(r_o + 1))
+    if cert is not None:
+        hints[r_o + 1] = cert.degree
+    return cert, r_o + 1
 
 
 def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: float, tau: float,
-                           r_o: int, max_degree: int) -> dict:
+                           r_o: int, max_degree: int, hints: dict | None = None) -> dict:
     """Bracket and polynomial certificate of one sequence at one temperature, both verified."""
     Q, K = qk[t]
     A = softmax_attention(Q, K, beta=beta)
     br = rank_bracket(A, eps)
-    cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree)
+    cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree, hints)
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
             "poly_coords": coords if cert is not None else -1,
@@ -239,8 +247,9 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
     for mult in multipliers:
         beta = float(mult) / np.sqrt(d)
         r_b, r_o = tolerance_dims(geom, beta, tau)
+        hints = {}  # degrees of the previous sequence: where the next degree search starts
         seq = [{"layer": layer, "head": head, "multiplier": float(mult), "sequence": int(t),
-                **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree)}
+                **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree, hints)}
                for t in bracket_seqs]
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]

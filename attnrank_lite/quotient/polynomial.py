@@ -321,13 +321,22 @@ class PolynomialCertificate(UpperCertificate):
                 f"error={self.error:.3g})")
 
 
-def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None):
+def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None,
+                           start: int | None = None):
     r"""Smallest-degree polynomial certificate meeting ``eps`` (or ``None``).
 
-    The degree is searched by doubling ``D = 0, 1, 2, 4, ...`` up to ``max_degree`` and then
-    bisection. The error is essentially (not provably) monotone in ``D``, so the degree found is
-    the smallest passing one in all cases we checked; the certificate is valid regardless (it
-    carries its measured error and passes its own ``verify`` with margin).
+    Two stages. The *screen* at degree ``D`` is the computed row error alone,
+    :math:`\max_i \|A_i - B_i\|_1 \le \varepsilon` without the rounding margin; a degree the
+    screen refuses is refused by the certified check too (the margin is ``>= 0``). The least
+    screened degree ``D_s`` is searched by galloping from ``start`` (doubling ``D = 0, 1, 2,
+    4, ...`` when ``start`` is None, as before; from a hint, e.g. the degree of a neighbouring
+    sequence, steps of 1, 2, 4, ... up or down) and then bisection. Only then is the certified
+    check (error plus the proven margin of :func:`_rounding_margin`, the check ``verify`` makes)
+    run, at ``D_s`` and, should the margin tip it over, at ``D_s + 1, D_s + 2, D_s + 4, ...``
+    with bisection, up to ``max_degree``. The error is essentially (not provably) monotone in
+    ``D``, so the degree found is the smallest passing one in all cases we checked; the
+    certificate is valid regardless (it carries its measured error and passed the certified
+    check at its degree).
 
     Parameters
     ----------
@@ -339,6 +348,9 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
         Target max-row-l1 error (``> 0``).
     max_degree : int
     log_weights : array_like, shape (m,), optional
+    start : int, optional
+        First degree tried (a hint; clipped to ``[0, max_degree]``). It changes the number of
+        checks, not the degree found when the error is monotone in ``D``.
 
     Returns
     -------
@@ -350,35 +362,74 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
     if max_degree < 0:
         raise ValueError(f"max_degree must be >= 0, got {max_degree}")
     stored_lw = None if log_weights is None else lw.copy()
-    cache: dict[int, tuple[float, bool]] = {}
-
-    def check(D):
-        if D not in cache:
-            err, margin = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=True)
-            e = float(err.max()) if err.size else 0.0
-            cache[D] = (e, bool(np.all(err + margin <= eps)))
-        return cache[D][1]
-
     if Qv.shape[0] == 0:
         return PolynomialCertificate(Qv, Kv, beta, 0, 1, 0.0, stored_lw)
-    lo, hi = -1, None
-    D = 0
-    while True:
-        if check(D):
-            hi = D
-            break
-        lo = D
-        if D >= max_degree:
+    errors: dict[int, float] = {}
+
+    def screen(D):
+        err, _ = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=False)
+        errors[D] = float(err.max())
+        return bool(np.all(err <= eps))
+
+    def certified(D):
+        err, margin = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=True)
+        errors[D] = float(err.max())
+        return bool(np.all(err + margin <= eps))
+
+    D = _least_passing(screen, 0, max_degree, start)
+    if D is None:
+        return None
+    if not certified(D):
+        D = _least_passing(certified, D + 1, max_degree, None)
+        if D is None:
             return None
-        D = min(max_degree, 1 if D == 0 else 2 * D)
+    return PolynomialCertificate(Qv.copy(), Kv.copy(), beta, D, monomial_count(Qv.shape[1], D),
+                                 errors[D], stored_lw)
+
+
+def _least_passing(check, low: int, high: int, start: int | None):
+    """Least ``D`` in ``[low, high]`` with ``check(D)`` (None if ``check(high)`` fails), for a
+    monotone ``check``: gallop from ``start`` (default: ``low``, then ``low + 1, low + 2,
+    low + 4, ...``) to a failing and a passing degree, then bisect; each degree checked once."""
+    if low > high:
+        return None
+    cache: dict[int, bool] = {}
+
+    def ok(D):
+        if D not in cache:
+            cache[D] = check(D)
+        return cache[D]
+
+    D = low if start is None else min(high, max(low, int(start)))
+    step = 1
+    if ok(D):  # gallop down to a failing degree (or low)
+        hi, lo = D, low - 1
+        while hi > low:
+            D = max(low, hi - step)
+            if ok(D):
+                hi = D
+                step *= 2
+            else:
+                lo = D
+                break
+    else:  # gallop up to a passing degree
+        lo, hi = D, None
+        while hi is None:
+            if lo >= high:
+                return None
+            D = min(high, lo + step if start is not None or lo > low else lo + 1)
+            step = step * 2 if start is not None else max(1, D - low)
+            if ok(D):
+                hi = D
+            else:
+                lo = D
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if check(mid):
+        if ok(mid):
             hi = mid
         else:
             lo = mid
-    return PolynomialCertificate(Qv.copy(), Kv.copy(), beta, hi, monomial_count(Qv.shape[1], hi),
-                                 cache[hi][0], stored_lw)
+    return hi
 
 
 def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,

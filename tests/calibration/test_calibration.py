@@ -312,8 +312,9 @@ def test_column_term_as_extra_coordinate_certifies_the_true_attention(monkeypatc
     geom = wh.head_geometry(qk)
     real = polynomial.polynomial_certificate
 
-    def no_weighted(Qv, Kv, beta, eps, max_degree=64, log_weights=None):
-        return None if log_weights is not None else real(Qv, Kv, beta, eps, max_degree=max_degree)
+    def no_weighted(Qv, Kv, beta, eps, max_degree=64, log_weights=None, start=None):
+        return None if log_weights is not None else real(Qv, Kv, beta, eps, max_degree=max_degree,
+                                                         start=start)
 
     monkeypatch.setattr(cal, "polynomial_certificate", no_weighted)
     for t, (Q, K) in enumerate(qk):

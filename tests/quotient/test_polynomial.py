@@ -10,6 +10,7 @@ import pytest
 from attnrank_lite import row_l1, softmax_attention
 from attnrank_lite.quotient.interaction import visible_coordinates
 from attnrank_lite.quotient.polynomial import (
+    _least_passing,
     degree_table,
     harmonic_count,
     monomial_count,
@@ -194,3 +195,40 @@ def test_sweep_on_visible_coordinates_verifies_against_the_original_attention():
     bare = polynomial_sweep(Qv, Kv, [8.0], 1e-3, max_degree=64,
                             attention=lambda b: softmax_attention(Q, K, b))
     assert not bare[0]["verified"]
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 2, 3, 5, 8, 13, 20, 21, 22])
+def test_least_passing_finds_the_threshold_from_any_start(threshold):
+    # a monotone check passing from `threshold` on; 21 and 22 lie above high = 20
+    low, high = 0, 20
+    for start in [None, 0, 1, 4, 7, 12, 19, 20, 35]:
+        checked = []
+
+        def check(D):
+            checked.append(D)
+            return D >= threshold
+
+        got = _least_passing(check, low, high, start)
+        assert got == (threshold if threshold <= high else None), (start, got)
+        assert len(checked) == len(set(checked)), "a degree was checked twice"
+    # from a positive lower end (the certified stage starts above the screened degree)
+    assert _least_passing(lambda D: D >= 9, 6, 20, None) == 9
+    assert _least_passing(lambda D: True, 6, 20, None) == 6
+    assert _least_passing(lambda D: True, 7, 6, None) is None
+
+
+@pytest.mark.parametrize("beta", [0.5, 3.0, 12.0])
+def test_degree_hint_changes_no_degree_and_the_degree_below_fails(beta):
+    rng = np.random.default_rng(4)
+    Q, K = rng.normal(size=(40, 3)), rng.normal(size=(50, 3))
+    lw = 0.3 * rng.normal(size=50)
+    eps = 0.05
+    A = softmax_attention(Q, K, beta, log_weights=lw)
+    base = polynomial_certificate(Q, K, beta, eps, log_weights=lw)
+    assert base is not None and base.verify(A, eps)
+    for start in [0, 1, base.degree - 1, base.degree, base.degree + 3, 64, 200]:
+        cert = polynomial_certificate(Q, K, beta, eps, log_weights=lw, start=start)
+        assert cert.degree == base.degree and cert.verify(A, eps)
+    if base.degree > 0:  # the degree below misses eps on the computed error alone
+        below = polynomial_matrix(Q, K, beta, base.degree - 1, log_weights=lw)
+        assert row_l1(A - below) > eps

@@ -57,7 +57,9 @@ def test_unknown_chapter(tmp_path):
 
 
 def test_run_writes_notebook_tables_and_record(tmp_path):
-    res = cli("run", "1", "--profile", "quick", "-p", "eps", "0.3", "-o", str(tmp_path))
+    # the quick profile made smaller still: this test checks the files a run leaves, not its numbers
+    small = ("-p", "n_circle", "64", "-p", "split_factors", "[1, 4]", "-p", "n_trials", "20")
+    res = cli("run", "1", "--profile", "quick", *small, "-p", "eps", "0.3", "-o", str(tmp_path))
     assert res.returncode == 0, res.stderr
     run = tmp_path / "ch01"
     nb = nbformat.read(run / "01_approximation_rank.ipynb", as_version=4)
