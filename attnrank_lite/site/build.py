@@ -34,11 +34,6 @@ from .schedule import execute_chapters
 
 __all__ = ["build_book", "BuildFailed"]
 
-#: entries of a build folder written before the marker file existed (accepted as ours when it
-#: also holds the old build's staging/ or jb/ folder: a lone html/ may be someone's own site)
-LEGACY = frozenset({"html", "staging", "jb", "built-by-run.txt"})
-
-
 class BuildFailed(RuntimeError):
     """Jupyter Book (Sphinx) failed; the previous site is unchanged."""
 
@@ -80,12 +75,13 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     if cache is True:
         cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
     store = ChapterCache(cache) if cache else None
-    out = outputs.prepare_output(out, legacy=LEGACY, signature=frozenset({"staging", "jb"}))
+    out = outputs.prepare_output(out)
+    outputs.check_slot(out, "html")
     work = outputs.partial_dir(out, "build")
     try:
         return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store)
     finally:
-        outputs.remove_tree(work)
+        outputs.release_partial(work)
 
 
 def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store) -> Path:

@@ -137,13 +137,20 @@ def _jobs(text: str) -> int:
     return value
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as one line with a hint (instead of the usage block), exit status 2."""
+
+    def error(self, message):
+        self.exit(EXIT["bad parameter"], f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _OneLineParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the full traceback of a failure")
-    guard = argparse.ArgumentParser(add_help=False)
+    guard = _OneLineParser(add_help=False)
     guard.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
                        help="refuse a chapter whose estimated run time is longer (default 60; 0: no limit)")
-    parser = argparse.ArgumentParser(prog="python -m attnrank_lite", parents=[common],
+    parser = _OneLineParser(prog="python -m attnrank_lite", parents=[common],
                                      description="Run the attnrank book's chapters and build the site.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", parents=[common], help="chapters and their parameters with defaults")

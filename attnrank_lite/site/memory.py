@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import ParameterError
+from .spec import ParameterError, shown
 
 __all__ = ["MemoryNeed", "TooLarge", "BRACKET_COPIES", "dense_need", "ball_grid_points", "available_memory",
            "largest_need", "check_memory", "format_bytes"]
@@ -80,9 +80,20 @@ def format_bytes(b: float) -> str:
 
 
 def _parse_size(text: str) -> float:
+    """Bytes from ``8G``, ``512M``, ``1.5GiB`` or ``1000000``: a finite positive number with an
+    optional K/M/G/T suffix (powers of 1024). Anything else is a :class:`ParameterError` naming
+    :data:`LIMIT_ENV` (``nan`` or ``inf`` would silently switch the memory check off)."""
+    raw = text
     text = text.strip().upper().removesuffix("B").removesuffix("I")
     mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}.get(text[-1:], 1)
-    return float(text[:-1] if mult != 1 else text) * mult
+    try:
+        value = float(text[:-1] if mult != 1 else text) * mult
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"environment variable {LIMIT_ENV}={shown(raw)} is not a memory size; use a positive "
+                             "number of bytes, optionally with K, M, G or T (e.g. 8G), or unset it")
+    return value
 
 
 def _cgroup_headroom() -> float | None:

@@ -13,9 +13,16 @@ Rules shared by ``python -m attnrank_lite run`` and ``build``:
 * The replaced folder is kept, hidden, as ``.retired-<name>`` until the next replacement
   (:func:`retire`), so that a reader who was inside it when the swap happened (a directory
   listing, a web server) still finds it whole; it is deleted at the next replacement.
-* A partial folder left by a killed process (``kill -9``, power loss) is removed by the next
-  run in the same folder: its name carries the pid of its owner, and a folder whose owner is no
-  longer running is stale.
+* Whose work is live is decided by locks, not process ids (which mean nothing across PID
+  namespaces: containers sharing an output folder). Each partial folder has a lock file beside
+  it, ``.partial-...lock``, held (``flock``, through :mod:`filelock`) by its owner for as long
+  as the folder exists; a partial folder whose lock nobody holds was left by a killed process
+  (``kill -9``, power loss) and is removed by the next run in the same output folder. The swap
+  of a finished folder into place, the retiring of the previous one and that cleaning happen
+  under the output folder's own lock, :data:`LOCK`, so that writers released at once queue
+  instead of racing.
+* Symbolic links inside an output folder, where a run or build puts its folders, are refused:
+  swapping or deleting through them would act on something outside.
 """
 from __future__ import annotations
 
@@ -23,20 +30,25 @@ import ctypes
 import json
 import os
 import shutil
-import tempfile
 import time
+import uuid
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from .paths import REPO
 
-__all__ = ["OutputError", "MARKER", "SOURCE_DIRS", "prepare_output", "partial_dir", "exchange", "retire",
-           "replace_folder", "remove_tree", "remove_stale_partials", "normal_mode"]
+__all__ = ["OutputError", "MARKER", "LOCK", "SOURCE_DIRS", "prepare_output", "check_slot", "partial_dir",
+           "release_partial", "folder_lock", "exchange", "retire", "replace_folder", "remove_tree",
+           "remove_stale_partials", "normal_mode"]
 
 #: the marker file that says "this folder was created by attnrank_lite" (safe to replace inside)
 MARKER = ".attnrank-output"
 #: top-level entries of the repository that are sources: no output folder may lie inside them
 SOURCE_DIRS = ("notebooks", "book", "attnrank_lite", "tests", "tools", "benchmarks", "data", ".git",
-               ".venv", ".mathjax")
+               ".venv", ".mathjax", ".ci", "binder")
+#: the output folder's lock file (held while folders are swapped, retired or cleaned)
+LOCK = ".attnrank-output.lock"
 _PARTIAL = ".partial-"
 
 
@@ -59,15 +71,7 @@ def _check_not_source(out: Path, flag: str) -> None:
                               "overwrite or mix with committed files; choose a folder such as runs/ or _build/")
 
 
-def _legacy_ok(out: Path, legacy: frozenset, signature: frozenset) -> bool:
-    """A folder written by a version of this package from before the marker file: nothing but
-    ``legacy`` names, and at least one of the ``signature`` names only this package writes."""
-    entries = {p.name for p in out.iterdir()}
-    return bool(entries & signature) and entries <= legacy
-
-
-def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset = frozenset(),
-                   signature: frozenset = frozenset()) -> Path:
+def prepare_output(out: str | os.PathLike, flag: str = "-o") -> Path:
     """Check an output folder before any work; create and mark it. Returns its absolute path.
 
     Parameters
@@ -76,17 +80,17 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset =
         The folder the user asked for.
     flag : str
         How the user named it (for messages).
-    legacy, signature : frozenset of str
-        A folder written before the marker file existed is accepted when it holds only ``legacy``
-        names and at least one ``signature`` name (e.g. a build's ``staging/``, a run's
-        ``*.run.json``).
 
     Raises
     ------
     OutputError
-        The folder is, or is inside, the sources; is a file or sits under a file; is read-only;
-        or is a non-empty folder this package did not create.
+        The name is empty; the folder is, or is inside, the sources; is a file or sits under a
+        file; is read-only; or is a non-empty folder this package did not create (without the
+        marker file: names that merely look like outputs, a ``results/`` or a ``ch01/``, do not
+        make a folder ours).
     """
+    if not os.fspath(out).strip():
+        raise OutputError(f"the output folder name is empty; name a folder with {flag} (e.g. {flag} runs)")
     out = Path(os.path.abspath(os.path.expanduser(os.fspath(out))))
     # the first existing ancestor decides whether it can be created at all
     probe = out
@@ -103,7 +107,7 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset =
         if not os.access(out, os.W_OK | os.X_OK):
             raise OutputError(f"output folder {out} is not writable; choose another folder with {flag}")
         if not (out / MARKER).is_file():
-            if any(out.iterdir()) and not _legacy_ok(out, legacy, signature):
+            if any(out.iterdir()):
                 raise OutputError(f"output folder {out} is not empty and was not created by attnrank_lite "
                                   f"(no {MARKER} file); choose a new or empty folder with {flag}")
     else:
@@ -119,8 +123,33 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o", legacy: frozenset =
     if not marker.is_file():
         marker.write_text(json.dumps({"created_by": "attnrank_lite",
                                       "note": "outputs of python -m attnrank_lite; safe to delete"}) + "\n")
-    remove_stale_partials(out)
+    with folder_lock(out):
+        remove_stale_partials(out)
     return out
+
+
+def check_slot(out: Path, name: str, flag: str = "-o") -> Path:
+    """Check the place ``out/name`` where a finished folder will be swapped in, and the hidden
+    ``out/.retired-name`` beside it: each is absent or a real folder, never a symbolic link (a
+    swap or a deletion would act on its target) nor a file. Returns ``out/name``.
+
+    Raises
+    ------
+    OutputError
+    """
+    for path in (Path(out) / name, Path(out) / f".retired-{name}"):
+        if path.is_symlink():
+            raise OutputError(f"{path} is a symbolic link; outputs are not written through links: remove it "
+                              f"or choose another output folder with {flag}")
+        if path.exists() and not path.is_dir():
+            raise OutputError(f"{path} is a file, not an output folder; remove it or choose another output "
+                              f"folder with {flag}")
+    return Path(out) / name
+
+
+def folder_lock(out: Path) -> FileLock:
+    """The lock of an output folder (a context manager; blocks until it is free)."""
+    return FileLock(str(Path(out) / LOCK))
 
 
 def _umask() -> int:
@@ -134,31 +163,84 @@ def normal_mode(path: Path, directory: bool = True) -> None:
     os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
 
 
+def _lock_of(partial: Path) -> Path:
+    return partial.with_name(partial.name + ".lock")
+
+
 def partial_dir(out: Path, label: str) -> Path:
-    """A new hidden work folder in ``out``, named after this process (see the module docstring)."""
-    tmp = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{os.getpid()}-{label}-", dir=out))
-    normal_mode(tmp)  # mkdtemp makes 0700; the folder becomes a published one after the swap
+    """A new hidden work folder ``out/.partial-<label>-<random>``, and its lock, held by this
+    process until :func:`release_partial` (see the module docstring).
+
+    The lock is taken before the folder is created, so that a folder without a held lock is
+    never someone's live work.
+    """
+    out = Path(out)
+    while True:
+        tmp = out / f"{_PARTIAL}{label}-{uuid.uuid4().hex[:12]}"
+        lock = FileLock(str(_lock_of(tmp)))
+        lock.acquire(timeout=0)  # a fresh random name: nobody else holds it
+        try:
+            tmp.mkdir()
+        except FileExistsError:
+            lock.release()
+            continue
+        break
+    _HELD[tmp] = lock
     return tmp
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+#: the partial folders of this process and their held locks
+_HELD: dict = {}
+
+
+def release_partial(tmp: Path) -> None:
+    """Delete a partial folder (whatever it holds now) and then release and delete its lock."""
+    tmp = Path(tmp)
+    remove_tree(tmp)
+    lock = _HELD.pop(tmp, None)
+    _lock_of(tmp).unlink(missing_ok=True)
+    if lock is not None:
+        lock.release()
 
 
 def remove_stale_partials(out: Path) -> list[Path]:
-    """Delete ``.partial-<pid>-*`` folders in ``out`` whose process is no longer running."""
+    """Delete the ``.partial-*`` folders in ``out`` whose lock nobody holds (their owner was killed).
+
+    Call with the output folder's lock held (:func:`folder_lock`). Returns the removed folders.
+    """
     removed = []
-    for p in Path(out).glob(_PARTIAL + "*"):
-        pid = p.name[len(_PARTIAL):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+    out = Path(out)
+    for p in sorted(out.glob(_PARTIAL + "*")):
+        if p.name.endswith(".lock") or p.is_symlink() or not p.is_dir() or p in _HELD:
+            continue
+        lock_path = _lock_of(p)
+        if not lock_path.exists():  # owners create the lock first and delete it last
             shutil.rmtree(p, ignore_errors=True)
             removed.append(p)
+            continue
+        lock = FileLock(str(lock_path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            continue  # live work of another process, in this container or another
+        try:
+            shutil.rmtree(p, ignore_errors=True)
+            lock_path.unlink(missing_ok=True)
+            removed.append(p)
+        finally:
+            lock.release()
+    for lock_path in out.glob(_PARTIAL + "*.lock"):  # a lock whose folder is gone
+        folder = lock_path.with_name(lock_path.name.removesuffix(".lock"))
+        if not folder.exists() and folder not in _HELD:
+            lock = FileLock(str(lock_path))
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                continue
+            try:
+                lock_path.unlink(missing_ok=True)
+            finally:
+                lock.release()
     return removed
 
 
@@ -194,7 +276,7 @@ def exchange(new: Path, dst: Path) -> Path | None:
         return None
     if _renameat2_exchange(new, dst):
         return new  # now holds the previous content
-    aside = dst.with_name(f"{_PARTIAL}{os.getpid()}-old-{dst.name}")
+    aside = dst.with_name(f"{_PARTIAL}old-{uuid.uuid4().hex[:12]}-{dst.name}")
     os.rename(dst, aside)
     os.rename(new, dst)
     return aside
@@ -206,14 +288,26 @@ def retire(old: Path | None, dst: Path) -> None:
     if old is None:
         return
     keep = Path(dst).with_name(f".retired-{Path(dst).name}")
-    if keep.exists():
+    if keep.is_symlink() or (keep.exists() and not keep.is_dir()):
+        keep.unlink()  # never follow a link: only the link itself goes
+    elif keep.exists():
         shutil.rmtree(keep)
     os.rename(old, keep)
 
 
 def replace_folder(new: Path, dst: Path) -> None:
-    """Swap ``new`` in at ``dst`` (:func:`exchange`) and retire the previous folder (:func:`retire`)."""
-    retire(exchange(new, dst), dst)
+    """Swap ``new`` in at ``dst`` (:func:`exchange`) and retire the previous folder (:func:`retire`),
+    under the output folder's lock (:func:`folder_lock`).
+
+    Raises
+    ------
+    OutputError
+        ``dst`` became a symbolic link or a file since the run was checked; nothing is swapped.
+    """
+    dst = Path(dst)
+    with folder_lock(dst.parent):
+        check_slot(dst.parent, dst.name)
+        retire(exchange(new, dst), dst)
 
 
 def remove_tree(path: Path, attempts: int = 50) -> None:

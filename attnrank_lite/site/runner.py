@@ -7,8 +7,9 @@ Layout of an output folder ``OUT`` (``python -m attnrank_lite run chNN -o OUT``)
     OUT/chNN/NN_slug.run.json            its run record (parameters, versions, time, tables)
     OUT/chNN/results/chNN/*.csv          its results tables (the notebook links them relatively)
 
-A run writes ``OUT/.partial-<pid>-chNN-XXXX/`` and, once the notebook has succeeded and the run
-record is written, swaps it with ``OUT/chNN`` in one atomic ``rename`` (:func:`outputs.exchange`):
+A run writes ``OUT/.partial-chNN-XXXX/`` (live while its lock ``.partial-chNN-XXXX.lock`` is
+held) and, once the notebook has succeeded and the run record is written, swaps it with
+``OUT/chNN`` in one atomic ``rename`` (:func:`outputs.exchange`):
 the three parts of a run are always replaced together, a reader finds the previous run or the
 new one, never a mix and never nothing, and an interrupt at any moment leaves the previous run
 as it was and no partial folder behind. The previous run stays, hidden, in ``OUT/.retired-chNN``
@@ -29,7 +30,8 @@ from pathlib import Path
 import nbformat
 
 from . import outputs
-from .chapters import NOTEBOOK_DIR, all_chapters, get_chapter
+from .chapters import NOTEBOOK_DIR, get_chapter
+from .lockfile import lock_record
 from .memory import check_memory
 from .pagenote import cpu_model
 from .spec import ParameterError
@@ -95,27 +97,14 @@ def run_dir(outdir: str | os.PathLike, key: str) -> Path:
     return Path(outdir) / key
 
 
-def _legacy_names() -> tuple[frozenset, frozenset]:
-    """Entry names of run folders written before the marker file existed, and their signature
-    (a run record), so that such a folder is accepted as ours."""
-    names, records = {"results"}, set()
-    for s in all_chapters():
-        names |= {s.notebook, f"{s.stem}.run.json", s.key}
-        records.add(f"{s.stem}.run.json")
-    return frozenset(names), frozenset(records)
-
-
 def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
     """Check (and create) the output folder of a run before any work; return it, absolute.
 
-    Raises :class:`~attnrank_lite.site.outputs.OutputError` with a one-line reason.
+    Raises :class:`~attnrank_lite.site.outputs.OutputError` with a one-line reason (see
+    :func:`~attnrank_lite.site.outputs.prepare_output` and :func:`~attnrank_lite.site.outputs.check_slot`).
     """
-    legacy, signature = _legacy_names()
-    out = outputs.prepare_output(outdir, legacy=legacy, signature=signature)
-    slot = run_dir(out, key)
-    if (slot.exists() or slot.is_symlink()) and not slot.is_dir():
-        raise outputs.OutputError(f"{slot} is a file, not a chapter run folder; remove it or choose another "
-                                  "output folder with -o")
+    out = outputs.prepare_output(outdir)
+    outputs.check_slot(out, key)
     return out
 
 
@@ -177,31 +166,77 @@ def _environment(values: dict):
                 os.environ[k] = v
 
 
-def _child_kernels() -> list[int]:
-    """Process ids of this process's notebook kernels (its children running ipykernel)."""
-    me = str(os.getpid())
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+def _child_kernels() -> list:
+    """This process's notebook kernels: its child processes (at any depth) running ipykernel."""
+    import psutil
+
+    kernels = []
+    for child in psutil.Process().children(recursive=True):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if fields[1] != me:
-                continue
-            cmd = (stat.parent / "cmdline").read_bytes()
-        except (OSError, IndexError):
+            if any("ipykernel" in part for part in child.cmdline()):
+                kernels.append(child)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
-        if b"ipykernel" in cmd:
-            pids.append(int(stat.parent.name))
-    return pids
+    return kernels
 
 
 def _stop_kernels() -> None:
-    import signal
+    import psutil
 
-    for pid in _child_kernels():
+    for kernel in _child_kernels():
         try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
+            kernel.kill()
+        except psutil.Error:
             pass
+
+
+@contextmanager
+def _logs_to_file(path: Path):
+    """Send the log records of papermill, nbclient and jupyter_client (e.g. "Timeout waiting for
+    execute reply", "Error occurred while starting new kernel client") to the kernel log file
+    instead of the terminal: a failure is then reported in one line, and ``--debug`` shows them."""
+    import logging
+
+    handler = logging.FileHandler(path, mode="a", delay=True)
+    handler.setFormatter(logging.Formatter("%(name)s %(levelname)s: %(message)s"))
+    saved = []
+    for name in ("papermill", "nbclient", "traitlets", "jupyter_client"):
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.propagate))
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(handler)
+            logger.propagate = propagate
+        handler.close()
+
+
+def _quiet_abandoned_tasks() -> None:
+    """After a cell timeout nbclient leaves a polling task pending in its event loop, and asyncio
+    reports it ("Task was destroyed but it is pending!") when the process exits; that report is
+    noise after the one-line error, so asyncio's log is dropped from here on."""
+    import logging
+
+    quiet = logging.getLogger("asyncio")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+
+
+def _kernel_never_started(path: Path, exc: BaseException) -> bool:
+    """The kernel could not start: its command is missing (OSError), it died or did not answer
+    before the first cell (RuntimeError), or its kernel spec does not exist (NoSuchKernel)."""
+    from jupyter_client.kernelspec import NoSuchKernel
+
+    if not isinstance(exc, (OSError, RuntimeError, NoSuchKernel)):
+        return False
+    try:  # no cell has run (papermill marks every cell "completed" when the start fails)
+        nb = nbformat.read(path, as_version=4)
+    except Exception:
+        return True
+    return all(c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
 
 
 def _execute(**kwargs) -> None:
@@ -339,7 +374,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         started, cpu0 = time.time(), _cpu_seconds()
         log = tmp / KERNEL_LOG
         try:
-            with _environment(kernel_env), _stderr_to_file(log):
+            with _environment(kernel_env), _stderr_to_file(log), _logs_to_file(log):
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
                          parameters=values, cwd=str(tmp), kernel_name="python3",
                          progress_bar={"desc": f"{spec.key} cells"} if progress_bar else False,
@@ -349,6 +384,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             err.kernel_log = _log_tail(log)
             raise err from exc
         except CellTimeoutError as exc:
+            _quiet_abandoned_tasks()
             err = CellTimeout(f"{where}: {_failed_cell(out_nb)} ran longer than the timeout of {timeout} s; "
                               "raise --timeout or choose smaller parameters")
             err.kernel_log = _log_tail(log)
@@ -356,6 +392,13 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         except DeadKernelError as exc:
             err = KernelDied(f"{where}: the notebook's kernel died in {_failed_cell(out_nb)} (out of memory, "
                              "or killed from outside); try smaller parameters")
+            err.kernel_log = _log_tail(log)
+            raise err from exc
+        except Exception as exc:
+            if not _kernel_never_started(out_nb, exc):
+                raise
+            err = KernelDied(f"{where}: the notebook kernel 'python3' could not start ({type(exc).__name__}: "
+                             f"{exc}); check that ipykernel is installed (python -m ipykernel install --user)")
             err.kernel_log = _log_tail(log)
             raise err from exc
         seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
@@ -375,6 +418,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "cpu": cpu_model(),
             "versions": package_versions(),
+            "lock": lock_record(),
             "results": sorted(p.relative_to(tmp).as_posix() for p in results.rglob("*.csv"))
             if results.exists() else [],
         }
@@ -382,4 +426,4 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         outputs.replace_folder(tmp, run_dir(out, spec.key))  # notebook, record, tables: one rename
         return record
     finally:
-        outputs.remove_tree(tmp)
+        outputs.release_partial(tmp)

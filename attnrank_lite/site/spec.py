@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "PROFILES"]
+__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "shown", "PROFILES"]
 
 PROFILES = ("quick", "book", "paper")
 _KINDS = ("int", "float", "str", "bool", "int_list", "float_list", "str_list")
@@ -33,8 +33,14 @@ def parse_value(text: str) -> Any:
         return None
     try:
         return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError):
+    except Exception:  # not a literal; also {{}} (TypeError), deep nesting (RecursionError, MemoryError)
         return text
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` for a one-line message, cut to ``limit`` characters with the full length."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ class Param:
             return self._scalar(value, base)
         except TypeError:
             raise ParameterError(
-                f"parameter {self.name!r} must be {self.allowed()}; got {value!r}"
+                f"parameter {self.name!r} must be {self.allowed()}; got {shown(value)}"
             ) from None
 
 

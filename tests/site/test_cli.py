@@ -72,6 +72,8 @@ def test_run_writes_notebook_tables_and_record(tmp_path):
     assert rec["parameters"]["eps"] == 0.3 and rec["profile"] == "quick"
     assert rec["parameters"]["n"] == get_chapter("ch01").profiles["quick"]["n"]
     assert rec["results"] and all((run / r).exists() for r in rec["results"])
+    sha = subprocess.run(["sha256sum", str(REPO / "requirements.txt")], capture_output=True, text=True).stdout
+    assert rec["lock"] == {"file": "requirements.txt", "sha256": sha.split()[0]}  # the lock file it came from
     assert not list(tmp_path.glob(".partial-*"))
 
 
@@ -85,7 +87,7 @@ def test_failing_notebook_leaves_nothing_behind(tmp_path, monkeypatch):
     out = tmp_path / "out"
     with pytest.raises(runner.RunFailed, match="boom in the middle"):
         runner.run_chapter("ch01", profile="quick", outdir=out)
-    assert [p.name for p in out.iterdir()] == [outputs.MARKER]  # the folder's marker, nothing else
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK]  # marker and lock, nothing else
 
 
 def test_notebook_validation_rejects_stray_and_bad_values():

@@ -68,7 +68,7 @@ def previous_run(tmp_path_factory):
 # ---------------------------------------------------------------- refusing output folders
 
 
-@pytest.mark.parametrize("where", ["", "notebooks", "book", "attnrank_lite", "notebooks/new-sub"])
+@pytest.mark.parametrize("where", ["", "notebooks", "book", "attnrank_lite", "notebooks/new-sub", ".ci"])
 @pytest.mark.parametrize("command", ["run", "build"])
 def test_output_inside_the_sources_is_refused(where, command):
     before = snapshot(REPO / "notebooks")
@@ -126,22 +126,102 @@ def test_chapter_slot_that_is_a_file_is_refused_before_any_work(tmp_path):
     (out / "ch01").write_text("not a run")
     res = run_cli("run", "ch01", "--profile", "quick", "-o", str(out))
     assert res.returncode == cli.EXIT["output folder refused"]
-    assert "is a file, not a chapter run folder" in one_error_line(res.stderr)
+    assert "is a file, not an output folder" in one_error_line(res.stderr)
     assert "executed" not in res.stdout  # refused before the notebook ran, not after
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "ch01"]  # no partial folder made
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "ch01"]  # no partial folder made
     assert (out / "ch01").read_text() == "not a run"
 
 
-def test_stale_partial_folders_are_removed_live_ones_kept(tmp_path):
+HOLD_LOCK = """
+import sys, time
+from filelock import FileLock
+lock = FileLock(sys.argv[1]); lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_partial_folders_are_judged_by_their_lock_not_by_a_pid(tmp_path):
+    """A partial folder is live while a process holds its lock, whatever pid its name carries (a
+    process in another PID namespace has a pid that means nothing here); one whose lock nobody
+    holds (the owner was killed) is removed."""
     out = outputs.prepare_output(tmp_path)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
-    stale = out / f".partial-{dead}-ch01-abcd"
-    live = out / f".partial-{os.getppid()}-ch01-efgh"
-    stale.mkdir()
-    live.mkdir()
+    live = out / f".partial-{dead}-ch01-efgh"  # the pid of a process that has exited: irrelevant
+    stale = out / f".partial-{os.getpid()}-ch01-abcd"  # this live process's pid: irrelevant too
+    for folder in (live, stale):
+        folder.mkdir()
+        (folder / "table.csv").write_text("work")
+        (out / f"{folder.name}.lock").touch()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / f"{live.name}.lock")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        outputs.prepare_output(out)
+        assert live.exists() and (live / "table.csv").read_text() == "work"
+        assert not stale.exists() and not (out / f"{stale.name}.lock").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    outputs.prepare_output(out)  # the holder is gone (as after kill -9): its folder is stale now
+    assert not live.exists()
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from attnrank_lite.site import outputs
+out = Path(sys.argv[1])
+for k in range(int(sys.argv[2])):
     outputs.prepare_output(out)
-    assert not stale.exists() and live.exists()
+    new = outputs.partial_dir(out, "ch01")
+    (new / "run.json").write_text(sys.argv[3] + str(k))
+    try:
+        outputs.replace_folder(new, out / "ch01")
+    finally:
+        outputs.release_partial(new)
+"""
+
+
+def test_writers_released_at_once_queue_on_the_folder_lock(tmp_path):
+    out = outputs.prepare_output(tmp_path / "runs")
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(out), "10", f"w{i}-"], stderr=subprocess.PIPE,
+                              text=True, cwd=REPO) for i in range(4)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    assert (out / "ch01" / "run.json").read_text().endswith("9")  # the last replacement of some writer
+    assert {p.name for p in out.iterdir()} == {outputs.MARKER, outputs.LOCK, "ch01", ".retired-ch01"}
+
+
+def test_symlinked_chapter_folder_is_refused_and_nothing_is_claimed(tmp_path, previous_run):
+    """A link inside OUT is refused before any work (a swap through it would act on its target),
+    and the message does not claim anything about outputs it did not protect."""
+    out = outputs.prepare_output(tmp_path / "runs")
+    target = tmp_path / "elsewhere"
+    shutil.copytree(previous_run / "ch01", target)
+    before = snapshot(target)
+    for link in ("ch01", ".retired-ch01"):
+        (out / link).symlink_to(target, target_is_directory=True)
+        res = run_cli("run", "ch01", "--profile", "quick", "-o", str(out))
+        assert res.returncode == cli.EXIT["output folder refused"]
+        line = one_error_line(res.stderr)
+        assert "symbolic link" in line and "unchanged" not in line
+        assert snapshot(target) == before
+        (out / link).unlink()
+
+
+def test_retiring_never_follows_a_link(tmp_path):
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".retired-ch01").symlink_to(target, target_is_directory=True)
+    old = out / "old"
+    old.mkdir()
+    outputs.retire(old, out / "ch01")
+    assert (target / "keep.txt").read_text() == "mine" and (out / ".retired-ch01").is_dir()
 
 
 # ---------------------------------------------------------------- replacing outputs together
@@ -157,7 +237,10 @@ def test_replacing_keeps_a_whole_version_at_every_moment(tmp_path, monkeypatch):
         new = outputs.partial_dir(tmp_path, "ch01")
         for name in names:
             (new / name).write_text(str(k))
+        made.append(new)
         return new
+
+    made = []
 
     def contents(fd):
         out = {}
@@ -183,6 +266,8 @@ def test_replacing_keeps_a_whole_version_at_every_moment(tmp_path, monkeypatch):
     finally:
         os.close(fd)
     outputs.replace_folder(version(2), dst)
+    for new in made:
+        outputs.release_partial(new)  # what run_chapter does after the swap: the partials' locks go
     assert {p.read_text() for p in dst.iterdir()} == {"2"}
     assert {p.read_text() for p in (tmp_path / ".retired-ch01").iterdir()} == {"1"}
     assert not list(tmp_path.glob(".partial-*"))
@@ -200,7 +285,7 @@ def test_rerun_replaces_notebook_record_and_tables_together(previous_run, tmp_pa
     assert rec["parameters"]["eps"] == 0.3 and "eps = 0.3" in injected.source
     eps_rows = pd.read_csv(run / "results" / "ch01" / "exact_cases.csv")["eps"]
     assert 0.3 in set(eps_rows) and 0.25 not in set(eps_rows)  # the tables of the new run
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, ".retired-ch01", "ch01"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, ".retired-ch01", "ch01"]
 
 
 def test_files_have_normal_permissions(previous_run):
@@ -286,7 +371,7 @@ def test_notebook_failures_are_one_line_with_their_own_status(tmp_path, monkeypa
     assert status == cli.EXIT[kind]
     line = one_error_line(err)
     assert needle in line and "ch01" in line
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER]  # nothing half-written
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK]  # nothing half-written
     # --debug adds the traceback
     status = cli.main(["run", "ch01", "--profile", "quick", "--timeout", "3", "-o", str(out), "--debug"])
     assert status == cli.EXIT[kind] and "Traceback" in capsys.readouterr().err
@@ -336,12 +421,12 @@ def test_failed_build_keeps_the_previous_site(tmp_path, tiny_build):
     with pytest.raises(build.BuildFailed, match="previous site .* is unchanged"):
         build.build_book(profile="quick", out=out, log=lambda *_: None)
     assert (html / "index.html").read_text() == "previous site"
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "html"]  # no partial folder
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "html"]  # no partial folder
     tiny_build["ok"] = True
     build.build_book(profile="quick", out=out, log=lambda *_: None)
     assert (html / "index.html").read_text() == "new site"
     assert (out / ".retired-html" / "index.html").read_text() == "previous site"
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, ".retired-html", "html"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, ".retired-html", "html"]
 
 
 @pytest.mark.parametrize("entries", [["index.html"], ["html"], ["html", "notes.txt"]])
@@ -353,12 +438,12 @@ def test_build_refuses_a_foreign_folder(tmp_path, tiny_build, entries):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(entries)
 
 
-def test_build_accepts_its_own_folder_from_before_the_marker(tmp_path, tiny_build):
+def test_build_refuses_a_folder_that_only_looks_like_an_old_build(tmp_path, tiny_build):
     for name in ("html", "staging", "jb"):
         (tmp_path / name).mkdir()
-    build.build_book(profile="quick", out=tmp_path, log=lambda *_: None)
-    assert (tmp_path / "html" / "index.html").read_text() == "new site"
-    assert (tmp_path / outputs.MARKER).is_file()
+    with pytest.raises(outputs.OutputError, match="not empty and was not created by attnrank_lite"):
+        build.build_book(profile="quick", out=tmp_path, log=lambda *_: None)
+    assert not (tmp_path / outputs.MARKER).exists()
 
 
 # ---------------------------------------------------------------- refuse what cannot finish
@@ -455,4 +540,4 @@ def test_signal_during_site_build_keeps_the_previous_site(tmp_path, sig, status)
     assert proc.returncode == status, err
     assert "previous site" in one_error_line(err) and "unchanged" in err
     assert snapshot(out) == before
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "html"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "html"]
