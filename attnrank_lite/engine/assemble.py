@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certificates import NormCertificate, SubspaceCertificate, frobenius_budget, frobenius_tail_bounds
+from .certificates import NormCertificate, SubspaceCertificate, frobenius_budget, frobenius_tail_bounds, search_target
 from .certified_bracket import RankBracket
 from .checks import gamma
 from .harmonic import HarmonicBasis, harmonic_search
@@ -260,7 +260,10 @@ def _harmonic(plan: Plan, eps_values, lowers) -> list:
     computed once per plan (the randomized SVD family reads them to size its sketch)."""
     if "harmonic" not in plan.shared:
         out = [None] * len(eps_values)
-        live = [i for i, e in enumerate(eps_values) if e < 1]
+        # below about 1e-14 the search target is <= 0, which no floating residual meets: the
+        # degree would grow past what the keys span (duplicate keys run out first). Those levels
+        # are left to the SVD and identity families.
+        live = [i for i, e in enumerate(eps_values) if e < 1 and search_target(e) > 0]
         if plan.basis is not None and live:
             lo = max(0, min(lowers[i].rank for i in live) - 1)
             found = harmonic_search(plan.source, plan.basis, [eps_values[i] for i in live], lo=lo)
