@@ -33,9 +33,10 @@ test: $(STAMP) browser-deps mathjax
 mathjax: $(STAMP)
 	$(PY) -m attnrank_lite.site.site_assets
 
-## Debian's Chromium for the browser test (skipped with a reason where it cannot be installed)
+## Debian's Chromium for the browser test and build --pdf, and poppler-utils (pdftotext, pdftoppm)
+## for the PDF test (skipped with a reason where they cannot be installed)
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 || echo "note: could not install chromium; the browser test will skip"; }
+	@{ command -v chromium && command -v pdftotext; } >/dev/null 2>&1 || { (apt-get update -qq && apt-get install -y -qq chromium chromium-driver poppler-utils) >/dev/null 2>&1 || echo "note: could not install chromium/poppler-utils; the browser and PDF tests will skip"; }
 
 ## make lock: regenerate the lock file requirements.txt from pyproject.toml with uv (pinned below).
 ## Existing pins are kept where still allowed; `make lock UV_FLAGS=--upgrade` takes the newest.

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from . import appendix, outputs, site_assets
+from . import pdf as pdf_book
 from .cache import CACHE_ENV, DEFAULT_CACHE, ChapterCache
 from .chapters import get_chapter
 from .pagenote import add_run_note
@@ -41,7 +42,8 @@ class BuildFailed(RuntimeError):
 def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                warnings_as_errors: bool = True, log=print, jobs: int | None = None,
                cache: str | os.PathLike | bool | None = True,
-               max_minutes: float | None = DEFAULT_MAX_MINUTES) -> Path:
+               max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
+               pdf: bool = False) -> Path:
     """Execute all chapters with ``profile`` and build the HTML site into ``out/html``.
 
     Parameters
@@ -53,6 +55,10 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
         repository; False or None: execute every chapter and store nothing.
     max_minutes : float or None
         Refuse a chapter whose estimated run time is longer (0 or None: no limit).
+    student : bool
+        The same site without the exercises' solutions (sphinx-exercise's ``hide_solutions``).
+    pdf : bool
+        Also the whole book as one PDF, ``out/html/attnrank-book.pdf`` (:mod:`attnrank_lite.site.pdf`).
 
     Returns
     -------
@@ -75,22 +81,29 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     if cache is True:
         cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
     store = ChapterCache(cache) if cache else None
+    if pdf:
+        try:
+            pdf_book.chromium()  # before any work
+        except pdf_book.PdfFailed as exc:
+            raise BuildFailed(str(exc)) from exc
     out = outputs.prepare_output(out)
     outputs.check_slot(out, "html")
     work = outputs.partial_dir(out, "build")
     try:
-        return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store)
+        return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store,
+                      student, pdf)
     finally:
         outputs.release_partial(work)
 
 
-def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store) -> Path:
+def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store, student=False,
+           pdf=False) -> Path:
     stage = work / "stage"
     stage.mkdir()
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(REPO / name, stage / name)
     shutil.copytree(REPO / "book", stage / "book")
-    site_assets.prepare_stage_config(stage, log=log)  # launch buttons only with a repository URL
+    site_assets.prepare_stage_config(stage, log=log, student=student)  # launch buttons, solutions
     site_assets.stage_mathjax(stage)  # MathJax served from the site (npm package), no CDN
     site_assets.write_favicon_ico(stage / "_extra" / "favicon.ico")
     t0 = time.time()
@@ -123,6 +136,11 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
     if proc.returncode != 0 or not (new_html / "index.html").is_file():
         raise BuildFailed(f"jupyter-book build failed (exit {proc.returncode}; its messages are above); "
                           f"the previous site in {out / 'html'} is unchanged")
+    if pdf:  # printed from a one-page build of the same stage, published inside the site
+        try:
+            pdf_book.write_book_pdf(stage, work, new_html / pdf_book.PDF_NAME, log=log)
+        except pdf_book.PdfFailed as exc:
+            raise BuildFailed(f"{exc}; the previous site in {out / 'html'} is unchanged") from exc
     html = out / "html"
     outputs.replace_folder(new_html, html)  # the previous site is kept as OUT/.retired-html
     log(f"[attnrank] site built: {html / 'index.html'}")

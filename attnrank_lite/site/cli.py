@@ -103,7 +103,7 @@ def _cmd_build(args) -> int:
     _progress_to_terminal()
     build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
                jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
-               max_minutes=args.max_minutes)
+               max_minutes=args.max_minutes, student=args.student, pdf=args.pdf)
     return 0
 
 
@@ -172,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--no-cache", action="store_true", help="execute every chapter; reuse and store nothing")
     build.add_argument("--cache", default=None, metavar="DIR",
                        help="the cache of executed chapters (default: $ATTNRANK_CACHE or .attnrank-cache/)")
+    build.add_argument("--student", action="store_true", help="the same site without the exercises' solutions")
+    build.add_argument("--pdf", action="store_true",
+                       help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf")
     _add_sweep_parser(sub, common)
     return parser
 

@@ -122,14 +122,21 @@ def launch_buttons_enabled(config: dict) -> bool:
     return bool(str((config.get("repository") or {}).get("url") or "").strip())
 
 
-def prepare_stage_config(stage: Path, log=print) -> dict:
+def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
     """Adjust the staged ``_config.yml`` for the build and return it.
 
     Without ``repository.url`` the theme cannot build launch links (it would fail on every
     notebook page), so the Binder/Colab URLs are blanked in the staged copy and a note is logged.
+    ``student``: sphinx-exercise's ``hide_solutions`` is switched on (the exercises stay, with
+    their numbers; every ``{solution}`` is left out of the pages).
     """
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
+    if student:
+        sphinx = config.setdefault("sphinx", {}) or {}
+        sphinx.setdefault("config", {})["hide_solutions"] = True
+        config["sphinx"] = sphinx
+        path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if not launch_buttons_enabled(config):
         launch = config.setdefault("launch_buttons", {}) or {}
         if any(launch.get(k) for k in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url")):

@@ -1,0 +1,109 @@
+"""Course material: numbered exercises with solutions (sphinx-exercise), the student build without
+solutions, and the whole book as one PDF printed by headless Chromium.
+
+A small real book is built with the project's own configuration (the same extensions, MathJax
+copy and staging code as the site) and the exercises section of chapter 1, so that each check
+takes seconds; the full site's exercises are checked on the site the book tests build.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import pytest
+import yaml
+
+from attnrank_lite.site import pdf, site_assets
+from attnrank_lite.site.chapters import NOTEBOOK_DIR
+from attnrank_lite.site.paths import REPO, toc_notebooks
+
+pytestmark = pytest.mark.book
+
+#: a sentence of each solution of chapter 1's exercises 1 and 3 (what a student must not see)
+SOLUTION_TEXT = ("is invertible", "rank}BP")
+
+
+def _exercises_of(notebook: str) -> str:
+    nb = nbformat.read(NOTEBOOK_DIR / notebook, as_version=4)
+    cell = next(c.source for c in nb.cells if c.cell_type == "markdown" and "## Exercises" in c.source)
+    return cell[cell.index("## Exercises"):]
+
+
+def _mini_book(root: Path, student: bool) -> Path:
+    stage = root / "stage"
+    (stage / "book").mkdir(parents=True)
+    shutil.copy2(REPO / "_config.yml", stage / "_config.yml")
+    shutil.copy2(REPO / "book" / "references.bib", stage / "book" / "references.bib")
+    shutil.copy2(REPO / "book" / "favicon.svg", stage / "book" / "favicon.svg")
+    (stage / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: exercises\n")
+    (stage / "intro.md").write_text("# A small book\n\nThe error is $\\varepsilon = \\max_i\\sum_j |A_{ij}-B_{ij}|$."
+                                    "\n\n![a figure](figure.png)\n")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(stage / "figure.png")
+    plt.close(fig)
+    text = _exercises_of("01_approximation_rank.ipynb").replace("{prf:ref}`prop-exact-cases`", "the exact cases")
+    (stage / "exercises.md").write_text("# Exercises of chapter 1\n\n" + text)
+    site_assets.prepare_stage_config(stage, log=lambda *_: None, student=student)
+    site_assets.stage_mathjax(stage)
+    return stage
+
+
+def _build_html(stage: Path, root: Path) -> str:
+    res = subprocess.run([str(Path(sys.executable).with_name("jupyter-book")), "build", str(stage), "--path-output",
+                          str(root / "jb"), "--builder", "html", "--warningiserror", "--keep-going"],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    return (root / "jb" / "_build" / "html" / "exercises.html").read_text()
+
+
+def test_exercises_are_numbered_with_solutions_and_the_student_build_has_none(tmp_path):
+    full = _build_html(_mini_book(tmp_path / "full", student=False), tmp_path / "full")
+    student = _build_html(_mini_book(tmp_path / "student", student=True), tmp_path / "student")
+    n = len(re.findall(r"^````\{exercise\}", _exercises_of("01_approximation_rank.ipynb"), re.M))
+    numbers = [f"Exercise {k}" for k in range(1, n + 1)]
+    for html in (full, student):
+        assert all(x in html for x in numbers)  # the same numbered exercises in both
+    assert all(s in full for s in SOLUTION_TEXT) and "Solution to" in full
+    assert not any(s in student for s in SOLUTION_TEXT) and "Solution to" not in student
+    assert yaml.safe_load((tmp_path / "student" / "stage" / "_config.yml").read_text())["sphinx"]["config"][
+        "hide_solutions"] is True
+
+
+@pytest.mark.browser
+def test_pdf_of_a_book_has_typeset_math_and_its_figure(tmp_path):
+    if shutil.which("pdftotext") is None or shutil.which("pdfimages") is None:
+        pytest.skip("poppler-utils (pdftotext, pdfimages) not installed; make test installs them")
+    try:
+        pdf.chromium()
+    except pdf.PdfFailed as exc:
+        pytest.skip(str(exc))
+    stage = _mini_book(tmp_path, student=False)
+    out = pdf.write_book_pdf(stage, tmp_path, tmp_path / pdf.PDF_NAME, log=lambda *_: None)
+    assert out.read_bytes()[:5] == b"%PDF-"
+    text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
+    assert "A small book" in text and "Exercise 1" in text and "Solution to Exercise 1" in text
+    assert "\\varepsilon" not in text and "\\max" not in text  # MathJax typeset it: no raw TeX left
+    assert "ε" in text
+    images = subprocess.run(["pdfimages", "-list", str(out)], capture_output=True, text=True).stdout
+    assert len(images.strip().splitlines()) >= 3  # header lines and at least the figure
+
+
+def test_built_site_numbers_the_exercises_of_every_chapter(built_site):
+    for stem in toc_notebooks():
+        html = (built_site / "notebooks" / f"{stem}.html").read_text()
+        assert "Exercise 1" in html, stem
+        assert 'id="ex-ch' in html, stem
+
+
+def test_course_page_links_the_student_build_and_the_pdf():
+    course = (REPO / "book" / "course.md").read_text()
+    assert "--student" in course and pdf.PDF_NAME in course
