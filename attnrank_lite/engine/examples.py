@@ -129,7 +129,7 @@ def tampered_copies(bracket):
     Returns
     -------
     upper : SubspaceCertificate
-        The upper certificate with one entry of ``L`` changed by 1 (the largest-|.| entry).
+        The upper certificate with one entry of ``L`` changed by 1 (the entry of largest magnitude).
     lower : ClusterMassCertificate or None
         The cluster-mass certificate with the first group made to overlap the second
         (``None`` if it has fewer than two groups).

@@ -253,15 +253,31 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
     return problems
 
 
+#: the subpackages with a page in the API reference (``book/api/<name>.md``)
+API_GROUPS = ("engine", "laws", "quotient", "calibration")
+
+
+def api_href(path: str) -> str | None:
+    """The API reference's address of a dotted path, relative to ``book/theorems.html``
+    (autodoc's anchor is the full dotted name), or None outside the documented subpackages."""
+    parts = path.split(".")
+    if len(parts) >= 3 and parts[0] == "attnrank_lite" and parts[1] in API_GROUPS:
+        return f"api/{parts[1]}.html#{html.escape(path, quote=True)}"
+    return None
+
+
 def _code_cell(paths: list[str] | None) -> str:
     if not paths:
         return "—"
     # one path per line, breakable only after its dots (<wbr>): literals that cannot wrap made
-    # the table wider than the page column
-    return "<br>".join(
-        '<code class="docutils literal notranslate">'
-        + html.escape(p.removeprefix("attnrank_lite.")).replace(".", ".<wbr>") + "</code>"
-        for p in paths)
+    # the table wider than the page column; each links to its entry in the API reference
+    cells = []
+    for p in paths:
+        code = ('<code class="docutils literal notranslate">'
+                + html.escape(p.removeprefix("attnrank_lite.")).replace(".", ".<wbr>") + "</code>")
+        href = api_href(p)
+        cells.append(code if href is None else f'<a class="reference internal" href="{href}">{code}</a>')
+    return "<br>".join(cells)
 
 
 def render_theorem_index(boxes: list[StatementBox], titles: dict | None = None,

@@ -10,10 +10,14 @@
   raw ``\\ell_1`` in every link to that chapter).
 * Inline code in the prose's tables may wrap where it has a break opportunity (the theorem
   index's "Code" column breaks dotted paths after their dots).
+* In the API reference (autodoc), a docstring's ``:ref:`prop-...``` to a statement box of the
+  book becomes ``:prf:ref:`` (sphinx-proof's role), so that it links to the box.
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
 from __future__ import annotations
+
+import re
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -66,6 +70,14 @@ def _page_css(app, pagename, templatename, context, doctree):
     context["metatags"] = context.get("metatags", "") + PAGE_CSS
 
 
+#: labels of the book's statement boxes (sphinx-proof), as docstrings name them in ``:ref:``
+_BOX_REF = re.compile(r"(?<![\w:]):ref:`((?:def|prop|thm|lem|cor|rem|obs|conj|alg)-[A-Za-z0-9_-]+)`")
+
+
+def _box_refs(app, what, name, obj, options, lines):
+    lines[:] = [_BOX_REF.sub(r":prf:ref:`\1`", line) for line in lines]
+
+
 def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
@@ -73,6 +85,8 @@ def _theme_defaults(app, config):
 
 
 def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")
+    app.connect("autodoc-process-docstring", _box_refs)
     app.set_html_assets_policy("always")
     app.add_post_transform(DocLinkMath)
     app.connect("config-inited", _theme_defaults)

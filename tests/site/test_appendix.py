@@ -83,8 +83,10 @@ def test_theorem_index_marks_sources_and_missing_proofs():
         "prop-exact": ["attnrank_lite.engine.norms.row_l1", "attnrank_lite.engine.bracket.rank_bracket"]})
     assert "| {prf:ref}`thm-sphere` | Sphere law | **Claim of the paper** | — | — |" in text
     assert ("| {prf:ref}`prop-exact` | Exact cases with $\\ell_1$ | **Proved here** | yes | "
-            '<code class="docutils literal notranslate">engine.<wbr>norms.<wbr>row_l1</code><br>'
-            '<code class="docutils literal notranslate">engine.<wbr>bracket.<wbr>rank_bracket</code> |') in text
+            '<a class="reference internal" href="api/engine.html#attnrank_lite.engine.norms.row_l1">'
+            '<code class="docutils literal notranslate">engine.<wbr>norms.<wbr>row_l1</code></a><br>'
+            '<a class="reference internal" href="api/engine.html#attnrank_lite.engine.bracket.rank_bracket">'
+            '<code class="docutils literal notranslate">engine.<wbr>bracket.<wbr>rank_bracket</code></a> |') in text
     assert "| {prf:ref}`lem-x` | No marker | **no source marker** | — | — |" in text
     assert "| {prf:ref}`thm-noproof` | T | **Proved here** | **missing** | — |" in text
     assert "| Observation (no label) | Slopes |" in text  # an unlabelled box cannot be referenced
