@@ -12,6 +12,7 @@
   index's "Code" column breaks dotted paths after their dots).
 * In the API reference (autodoc), a docstring's ``:ref:`prop-...``` to a statement box of the
   book becomes ``:prf:ref:`` (sphinx-proof's role), so that it links to the box.
+* The one-page build of the PDF (``singlehtml``) gets the HTML build's node translators.
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
@@ -78,6 +79,21 @@ def _box_refs(app, what, name, obj, options, lines):
     lines[:] = [_BOX_REF.sub(r":prf:ref:`\1`", line) for line in lines]
 
 
+def _singlehtml_handlers(app):
+    """The one-page build (``build --pdf``) translates every node the HTML build does.
+
+    Sphinx looks up node translators under the builder's name and falls back to its format
+    (``html``) only when no extension registered any for that name; once one registers a
+    ``singlehtml`` translator, the ``html`` ones of sphinx-proof and myst-nb are lost there.
+    """
+    if app.builder.name != "singlehtml":
+        return
+    handlers = app.registry.translation_handlers
+    merged = dict(handlers.get("html", {}))
+    merged.update(handlers.get("singlehtml", {}))
+    handlers["singlehtml"] = merged
+
+
 def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
@@ -87,6 +103,7 @@ def _theme_defaults(app, config):
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
     app.connect("autodoc-process-docstring", _box_refs)
+    app.connect("builder-inited", _singlehtml_handlers)
     app.set_html_assets_policy("always")
     app.add_post_transform(DocLinkMath)
     app.connect("config-inited", _theme_defaults)

@@ -98,10 +98,26 @@ def test_pdf_of_a_book_has_typeset_math_and_its_figure(tmp_path):
 
 
 def test_built_site_numbers_the_exercises_of_every_chapter(built_site):
+    numbers = []
     for stem in toc_notebooks():
         html = (built_site / "notebooks" / f"{stem}.html").read_text()
-        assert "Exercise 1" in html, stem
-        assert 'id="ex-ch' in html, stem
+        found = sorted({int(k) for k in re.findall(r'class="caption-number">Exercise (\d+)', html)})
+        labels = re.findall(r'id="ex-ch\d\d-\d+"', html)
+        assert found and len(found) == len(labels), stem  # every exercise numbered and labelled
+        numbers += found
+    assert numbers == list(range(1, len(numbers) + 1))  # numbered through the book, in reading order
+
+
+def test_the_printed_page_is_the_root_page_when_the_root_is_in_a_subfolder(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    (tmp_path / "book" / "intro.html").write_text('<link href="_static/a.css"><p>the whole book</p>')
+    page = pdf._single_page(tmp_path / "index.html")
+    assert page.parent == tmp_path and page.read_text() == (tmp_path / "book" / "intro.html").read_text()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "index.html").write_text("<p>root page</p>")
+    assert pdf._single_page(plain / "index.html") == plain / "index.html"
 
 
 def test_course_page_links_the_student_build_and_the_pdf():
