@@ -28,8 +28,8 @@ test: $(STAMP) browser-deps mathjax
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n 2 --dist loadgroup
 
-## MathJax for the offline-readable site: npm package mathjax (pinned in attnrank_lite/site/site_assets.py)
-## installed into the ignored folder .mathjax/; the build copies it into the site's _static/
+## MathJax for the offline-readable site: from the Python package django-static-mathjax (book extra,
+## in the lock file; no npm); prints the folder the build copies into the site's mathjax/
 mathjax: $(STAMP)
 	$(PY) -m attnrank_lite.site.site_assets
 

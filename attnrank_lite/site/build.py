@@ -81,11 +81,12 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     if cache is True:
         cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
     store = ChapterCache(cache) if cache else None
-    if pdf:
-        try:
-            pdf_book.chromium()  # before any work
-        except pdf_book.PdfFailed as exc:
-            raise BuildFailed(str(exc)) from exc
+    try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF
+        site_assets.ensure_mathjax(log=log)
+        if pdf:
+            pdf_book.chromium()
+    except (RuntimeError, pdf_book.PdfFailed) as exc:
+        raise BuildFailed(str(exc)) from exc
     out = outputs.prepare_output(out)
     outputs.check_slot(out, "html")
     work = outputs.partial_dir(out, "build")

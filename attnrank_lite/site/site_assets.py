@@ -1,18 +1,22 @@
 """Static assets of the website that must not come from a CDN, and the staged build configuration.
 
 The site renders its mathematics with MathJax 3 served **from the site itself**, so a reader
-without internet access (or behind a firewall) still sees typeset formulas. MathJax is taken from
-the npm package ``mathjax`` (pinned to :data:`MATHJAX_VERSION`), installed once into the ignored
-folder ``.mathjax/`` of the repository, and copied into the staged book's ``_extra/mathjax/``, which
-Sphinx copies verbatim to ``mathjax/`` at the root of the site (not into ``_static``: Jupyter Book
-would add every script found there to every page). ``_config.yml`` points Sphinx's
+without internet access (or behind a firewall) still sees typeset formulas. MathJax
+:data:`MATHJAX_VERSION` comes from the Python package ``django-static-mathjax`` (in the ``book``
+extra and the lock file; it holds the npm package's files, ``es5/`` and its Apache-2.0
+``LICENSE``, and needs nothing else), so no npm is needed. Where that package is missing, a copy
+installed by npm into the ignored folder ``.mathjax/`` is used, and npm installs one as a last
+resort. The files are copied, with MathJax's licence, into the staged book's ``_extra/mathjax/``,
+which Sphinx copies verbatim to ``mathjax/`` at the root of the site (not into ``_static``:
+Jupyter Book would add every script found there to every page). ``_config.yml`` points Sphinx's
 ``mathjax_path`` (a path relative to ``_static``) at ``../mathjax/tex-mml-chtml.js``.
 
-Run ``python -m attnrank_lite.site.site_assets`` (the Makefile's ``mathjax`` target) to install it;
-:func:`attnrank_lite.site.build.build_book` also installs it on demand.
+Run ``python -m attnrank_lite.site.site_assets`` (the Makefile's ``mathjax`` target) to see which
+copy is used; :func:`attnrank_lite.site.build.build_book` finds it on demand.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -22,11 +26,14 @@ import yaml
 
 from .paths import REPO
 
-__all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "ensure_mathjax", "stage_mathjax", "prepare_stage_config",
+__all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "MATHJAX_PYPI", "python_mathjax", "ensure_mathjax", "stage_mathjax",
+           "prepare_stage_config",
            "launch_buttons_enabled", "write_favicon_ico"]
 
 #: the pinned npm release of MathJax served with the site
 MATHJAX_VERSION = "3.2.2"
+#: the Python package that ships it (pinned in pyproject.toml's book extra)
+MATHJAX_PYPI = "django-static-mathjax==3.2.2.1"
 #: the combined component the pages load (same as Jupyter Book's default CDN file)
 MATHJAX_ENTRY = "tex-mml-chtml.js"
 _PREFIX = REPO / ".mathjax"
@@ -43,8 +50,27 @@ def _installed_version(prefix: Path) -> str | None:
         return None
 
 
+def python_mathjax() -> Path | None:
+    """The ``es5`` folder of MathJax :data:`MATHJAX_VERSION` from the Python package
+    (:data:`MATHJAX_PYPI`, import name ``mathjax``), or None when it is not installed."""
+    try:
+        spec = importlib.util.find_spec("mathjax")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        root = Path(location) / "static" / "mathjax"
+        try:
+            version = json.loads((root / "package.json").read_text())["version"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if version == MATHJAX_VERSION and (root / "es5" / MATHJAX_ENTRY).is_file():
+            return root / "es5"
+    return None
+
+
 def ensure_mathjax(prefix: Path = _PREFIX, log=print) -> Path:
-    """Install ``mathjax@MATHJAX_VERSION`` with npm into ``prefix`` unless it is already there.
+    """MathJax :data:`MATHJAX_VERSION`: from the Python package, else from ``prefix`` (npm), else
+    installed there with npm.
 
     Returns
     -------
@@ -54,8 +80,11 @@ def ensure_mathjax(prefix: Path = _PREFIX, log=print) -> Path:
     Raises
     ------
     RuntimeError
-        npm is missing or the install failed (the message says what to do).
+        None of the three is possible (the message says what to install, in one line).
     """
+    es5 = python_mathjax()
+    if es5 is not None:
+        return es5
     prefix = Path(prefix)
     es5 = prefix / "node_modules" / "mathjax" / "es5"
     if _installed_version(prefix) == MATHJAX_VERSION and (es5 / MATHJAX_ENTRY).is_file():
@@ -63,9 +92,8 @@ def ensure_mathjax(prefix: Path = _PREFIX, log=print) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError(
-            "npm is needed once to install MathJax for the offline-readable site "
-            f"(npm install --prefix {prefix} mathjax@{MATHJAX_VERSION}); install Node.js/npm "
-            "(Debian: apt-get install npm) and rerun")
+            f"MathJax {MATHJAX_VERSION} for the offline-readable site is missing: pip install "
+            f"{MATHJAX_PYPI} (part of the book extra: pip install '.[book]', or make install)")
     log(f"[attnrank] installing mathjax@{MATHJAX_VERSION} with npm into {prefix}")
     prefix.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-save", "--no-audit", "--no-fund",
@@ -90,6 +118,8 @@ def stage_mathjax(stage: Path, es5: Path | None = None) -> Path:
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     shutil.copy2(es5 / MATHJAX_ENTRY, dst / MATHJAX_ENTRY)
+    if (es5.parent / "LICENSE").is_file():  # Apache-2.0: the licence travels with the files
+        shutil.copy2(es5.parent / "LICENSE", dst / "LICENSE")
     for name in _ES5_DIRS:
         if (es5 / name).is_dir():
             shutil.copytree(es5 / name, dst / name)

@@ -9,6 +9,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from attnrank_lite.site import appendix, site_assets
@@ -227,4 +228,15 @@ def test_mathjax_is_local_and_pinned(tmp_path):
     assert (tmp_path / "_extra" / "mathjax" / site_assets.MATHJAX_ENTRY).is_file()
     assert staged == tmp_path / "_extra" / "mathjax"
     assert (staged / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
+    assert "Apache License" in (staged / "LICENSE").read_text()  # MathJax's licence travels with it
     assert path == "../mathjax/" + site_assets.MATHJAX_ENTRY
+
+
+def test_mathjax_comes_from_the_python_package_without_npm(monkeypatch, tmp_path):
+    monkeypatch.setattr(site_assets.shutil, "which", lambda name: None)  # no npm on this machine
+    es5 = site_assets.ensure_mathjax(prefix=tmp_path / "no-npm-copy")
+    assert es5 == site_assets.python_mathjax() and "site-packages" in str(es5)
+    assert json.loads((es5.parent / "package.json").read_text())["version"] == site_assets.MATHJAX_VERSION
+    monkeypatch.setattr(site_assets, "python_mathjax", lambda: None)
+    with pytest.raises(RuntimeError, match="pip install django-static-mathjax==3.2.2.1"):
+        site_assets.ensure_mathjax(prefix=tmp_path / "no-npm-copy")
