@@ -81,7 +81,7 @@ def _requirement_names(requirements: Path) -> list[str]:
     names = []
     for line in requirements.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
-        if line:
+        if line and not line.startswith("-"):  # the lock file's --hash lines and pip options name no package
             names.append(re.split(r"[=<>!~\[;@ ]", line, maxsplit=1)[0])
     return names
 
