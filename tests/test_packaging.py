@@ -8,6 +8,7 @@ fails it with ModuleNotFoundError; a data file missing from the wheel fails the 
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -72,10 +73,14 @@ def test_runtime_dependencies_cover_the_imports_of_the_package():
     stdlib = set(sys.stdlib_module_names)
     seen = set()
     for path in (REPO / "attnrank_lite").rglob("*.py"):
-        for m in re.finditer(r"^\s*(?:from|import) ([A-Za-z_][A-Za-z0-9_]*)", path.read_text(), re.M):
-            top = m.group(1)
-            if top not in stdlib and top not in ("attnrank_lite", "__future__", "the"):
-                seen.add(top)
+        for node in ast.walk(ast.parse(path.read_text())):  # real import statements, not prose
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            seen |= {t for t in tops if t not in stdlib and t not in ("attnrank_lite", "__future__")}
     assert {"numpy", "scipy", "psutil"} <= seen
     for top in sorted(seen):
         dist = canonicalize_name(module_to_dist.get(top, top))
