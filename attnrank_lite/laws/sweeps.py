@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..engine.assemble import CostLimits
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_brackets
 from ..engine.parallel import run_tasks
@@ -109,22 +110,30 @@ def ball_instance(d: int, beta: float, spacing_factor: float, weighted: bool = T
     return A, X.shape[0], (log_effective_token_count(lw) if weighted else float(np.log(X.shape[0])))
 
 
-def bracket_rows(A: np.ndarray, eps_values, points=None, **info) -> list[dict]:
+def _limits(l1_limit=None, **kw) -> CostLimits:
+    """The engine's cost limits with the l1-fitted family's limit ``l1_limit`` (None: the
+    engine default :data:`attnrank_lite.engine.assemble.L1_LIMIT`; 0: the family is off)."""
+    if l1_limit is not None:
+        kw["l1"] = int(l1_limit)
+    return CostLimits(**kw)
+
+
+def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, **info) -> list[dict]:
     """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows.
 
     ``points`` (the queries = keys as points) adds the Neumann lower and harmonic upper
     families (:func:`attnrank_lite.engine.bracket.rank_brackets`). No timings: the same parameters give
     byte-identical tables (chapter times are in the run record; engine speed is measured in
-    ``benchmarks/``).
+    ``benchmarks/``). ``l1_limit`` caps the l1-fitted upper family (``n * m * upper``; 0: off).
     """
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
              "lower_kind": b.lower_kind, "upper_source": b.upper_certificate.source,
              "verified": bool(b.verify(A, b.eps))}
-            for b in rank_brackets(A, eps_values, points=points)]
+            for b in rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit))]
 
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
-                executor=None, **info) -> pd.DataFrame:
+                executor=None, l1_limit=None, **info) -> pd.DataFrame:
     r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
     from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).
 
@@ -136,7 +145,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
     family). ``executor`` (a :class:`concurrent.futures.Executor`) runs one task per ``beta``
     (:func:`attnrank_lite.engine.parallel.run_tasks`; each worker rebuilds the basis from ``X``);
-    ``None`` is the sequential loop. The brackets are the same either way.
+    ``None`` is the sequential loop. The brackets are the same either way. ``l1_limit``: the
+    l1-fitted family's cost limit (``n * m * upper``; None: the engine default; 0: off).
 
     Returns
     -------
@@ -148,7 +158,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
     X = np.asarray(X, dtype=np.float64)
     basis = HarmonicBasis(X) if executor is None else None  # a worker builds its own from X
-    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info) for beta in betas]
+    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info, l1_limit)
+             for beta in betas]
     n, d = X.shape
     parts = run_tasks(_point_task, tasks, executor, desc=desc or "beta",
                       need=lambda X, beta, *_: point_task_memory(n, d, beta, verify_dense_limit),
@@ -156,14 +167,13 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info) -> list[dict]:
+def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None) -> list[dict]:
     """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None)."""
-    from ..engine.assemble import CostLimits
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
     basis = HarmonicBasis(X) if basis is None else basis
-    limits = CostLimits(materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
+    limits = _limits(l1_limit, materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
     bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits)
     A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
     return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
@@ -176,7 +186,7 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info) -> li
 
 
 def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
-                  executor=None, **info) -> pd.DataFrame:
+                  executor=None, l1_limit=None, **info) -> pd.DataFrame:
     """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
 
     Parameters
@@ -194,6 +204,8 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
         Runs one task per value (:func:`attnrank_lite.engine.parallel.run_tasks`); ``make`` then
         travels to the workers (Dask pickles closures with cloudpickle; a process pool needs a
         module-level ``make``). ``None``: the sequential loop.
+    l1_limit : int, optional
+        Cost limit of the l1-fitted upper family (see :func:`bracket_rows`).
 
     Returns
     -------
@@ -201,18 +213,18 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
         One row per (value, eps): ``key``, info columns, n, eps, lower, upper, lower_kind,
         upper_source, verified.
     """
-    tasks = [(make, v, tuple(eps_values), points, key, info) for v in values]
+    tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info) for v in values]
     need = None if points is None else (lambda *t: _dense_need(len(points)))
     parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need,
                       label=lambda t: f"{key}={t[1]!r}")
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _bracket_task(make, v, eps_values, points, key, info) -> list[dict]:
+def _bracket_task(make, v, eps_values, points, key, l1_limit, info) -> list[dict]:
     """Rows of :func:`bracket_sweep` for one value ``v`` (a task)."""
     out = make(v)
     A, extra = (out if isinstance(out, tuple) else (out, {}))
-    return bracket_rows(A, eps_values, points=points, **{key: v}, **info, **extra)
+    return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, **{key: v}, **info, **extra)
 
 
 def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
@@ -242,12 +254,13 @@ def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float =
 
 
 def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
-                        kinds=CONFIGURATIONS, executor=None) -> pd.DataFrame:
+                        kinds=CONFIGURATIONS, executor=None, l1_limit=None) -> pd.DataFrame:
     """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
 
     Every kind gets the same engine: :func:`bracket_sweep` with ``points=X`` (geometric
     certificates in the best-of next to the dense ones). With an ``executor``, one task per
     (kind, beta) rebuilds its points from ``(kind, n, d, seed)``; the rows are the same.
+    ``l1_limit``: the l1-fitted family's cost limit (:func:`bracket_rows`).
 
     Returns
     -------
@@ -255,7 +268,7 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
         :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
     """
     if executor is not None:
-        tasks = [(kind, n, d, seed, beta, tuple(eps_values)) for kind in kinds for beta in betas]
+        tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit) for kind in kinds for beta in betas]
         parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
                           need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}")
         return pd.DataFrame([row for part in parts for row in part])
@@ -263,12 +276,13 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
     for kind in kinds:
         X = sphere_configuration(kind, n, d, seed=seed)
         parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
-                                   eps_values, desc=kind, points=X, configuration=kind))
+                                   eps_values, desc=kind, points=X, l1_limit=l1_limit,
+                                   configuration=kind))
     return pd.concat(parts, ignore_index=True)
 
 
-def _configuration_task(kind, n, d, seed, beta, eps_values) -> list[dict]:
+def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None) -> list[dict]:
     """Rows of :func:`configuration_sweep` for one (kind, beta): the points rebuilt from the seed."""
     X = sphere_configuration(kind, n, d, seed=seed)
-    return bracket_rows(spherical_instance(X, beta), eps_values, points=X, beta=beta,
-                        configuration=kind)
+    return bracket_rows(spherical_instance(X, beta), eps_values, points=X, l1_limit=l1_limit,
+                        beta=beta, configuration=kind)

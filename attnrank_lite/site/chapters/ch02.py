@@ -91,6 +91,11 @@ SPEC = ChapterSpec(
               "Add the streamed SVD family to the d = 4 upper ends: narrower upper ends where it wins, "
               "several times the CPU of the harmonic family (off: harmonic only, as at the paper's n = 20,000, "
               "where the family is off anyway)."),
+        Param("l1_limit", 10**9, "int",
+              "Cost limit of the l1-fitted upper family in the d = 3, 4 and 5 sweeps: it runs on a "
+              "bracket when n * m * upper is at most this (0: off; the engine's default, used by the "
+              "paper profile, is 4 * 10**9). The circle, n-sweep and configuration cells run without it.",
+              low=0, high=10**13),
         Param("d5_n", 0, "int", "Well-spread points on S^4 for a d = 5 sweep (0 = skip).", low=0, high=40000),
         Param("d5_betas", [4.0, 8.0, 16.0, 32.0], "float_list", "Inverse temperatures of the d = 5 sweep.",
               low=0.5, high=1e4, min_len=2, max_len=16),
@@ -113,7 +118,8 @@ SPEC = ChapterSpec(
                   "d4_n": 800, "d4_betas": [4.0, 8.0, 16.0]},
         "paper": {"sphere_n": 4096, "sphere_betas": [16.0, 32.0, 64.0, 128.0, 256.0],
                   "d4_n": 20000, "d4_betas": [8.0, 16.0, 32.0, 64.0],
-                  "config_n": 2048, "config_betas": [8.0, 16.0, 32.0, 64.0, 128.0], "spectrum_n": 4096},
+                  "config_n": 2048, "config_betas": [8.0, 16.0, 32.0, 64.0, 128.0], "spectrum_n": 4096,
+                  "l1_limit": 4 * 10**9},
     },
     constraints=(
         lambda v: None if max(v["nsweep_ns"]) <= 4096 else
