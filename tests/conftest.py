@@ -24,11 +24,12 @@ RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
 def built_site() -> Path:
     """Execute every chapter in the table of contents with the quick profile and build the site.
 
-    Returns the ``html`` folder (``_build/test-site/html``).
+    Returns the ``html`` folder (``.test-build/test-site/html``; not under ``_build``, which is
+    ``make book``'s output folder and must stay one that ``build`` created).
     """
     from attnrank_lite.site.build import build_book
 
-    out = REPO / "_build" / "test-site"
+    out = REPO / ".test-build" / "test-site"
     out.parent.mkdir(parents=True, exist_ok=True)
     stamp = out / "built-by-run.txt"
     with FileLock(str(out.parent / "test-site.lock")):

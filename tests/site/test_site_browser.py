@@ -44,7 +44,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "_build" / "test-artifacts" / "screenshots"
+SHOTS = REPO / ".test-build" / "screenshots"
 
 pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.xdist_group("book")]
 
