@@ -295,8 +295,9 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
             for f in found]
 
 
-def _l1_bases(plan: Plan) -> list:
-    """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V)."""
+def _l1_bases(plan: Plan, hi: int) -> list:
+    """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V),
+    for l1 searches of ranks ``<= hi``."""
     bases = []
     if "svd" in plan.shared:
         bases.append((plan.shared["svd"][2].T, "dense SVD"))
@@ -304,10 +305,27 @@ def _l1_bases(plan: Plan) -> list:
         bases.append(plan.shared["family"])
     if "streamed_svd" in plan.shared:
         bases.append(plan.shared["streamed_svd"])
-    if plan.basis is not None and plan.basis.degree > 0:
-        basis = plan.basis
-        bases.append((basis.columns(basis.degree), f"harmonic degree {basis.degree}"))
+    L = _l1_harmonic_degree(plan, hi)
+    if L:
+        bases.append((plan.basis.columns(L), f"harmonic degree {L}"))
     return bases
+
+
+def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
+    """Degree of the harmonic basis the l1 family fits in: the smallest ``L`` with
+    ``N(d, <= L) >= hi``, at most the highest degree of this plan's harmonic certificates
+    (``None`` when it has none).
+
+    Fixed by this task alone, never by how far a basis shared between tasks (one per process in
+    a sweep) has already grown: the same task gives the same bracket and source in any process."""
+    certs = [c for c in plan.shared.get("harmonic", ()) if c is not None]
+    if plan.basis is None or not certs:
+        return None
+    top = max(c.degree for c in certs)
+    L = 0
+    while L < top and plan.basis.dimension(L) < hi:
+        L += 1
+    return L
 
 
 def _l1_block(src: RowSource) -> int:
@@ -324,12 +342,16 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
     certificate is verified as well."""
     src = plan.source
     out = [None] * len(eps_values)
-    bases = _l1_bases(plan)
+    live = [j for j, (lower, upper) in enumerate(zip(lowers, uppers))
+            if upper is not None and upper.rank > lower.rank
+            and src.n * src.m * upper.rank <= plan.limits.l1]
+    if not live:
+        return out
+    bases = _l1_bases(plan, max([uppers[j].rank - 1 for j in live], default=0))
     if not bases:
         return out
-    for j, (eps, lower, upper) in enumerate(zip(eps_values, lowers, uppers)):
-        if upper is None or upper.rank <= lower.rank or src.n * src.m * upper.rank > plan.limits.l1:
-            continue
+    for j in live:
+        eps, lower, upper = eps_values[j], lowers[j], uppers[j]
         cert = l1_improve(src.rows, src.n, eps, bases, lo=lower.rank - 1, hi=upper.rank - 1,
                           block=_l1_block(src))
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):

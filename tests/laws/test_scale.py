@@ -131,11 +131,19 @@ def test_sweeps_check_each_task_against_the_smallest_worker(monkeypatch):
 
 def test_a_task_row_does_not_depend_on_the_tasks_run_before_it():
     """A Dask worker runs whichever tasks it is given: a row computed after a hotter task of the
-    same point set (whose harmonic basis grows further) must equal the row computed first."""
+    same point set (whose shared harmonic basis grows further) must equal the row computed first
+    in a fresh process, its l1-fitted upper certificate's source included (CI once found
+    "l1 fit in harmonic degree 11" after the eps = 0.1 task and "degree 9" without it)."""
     from attnrank_lite.laws import scale
 
     keep = ("lower", "upper", "lower_kind", "upper_source", "degree", "verified")
-    first = scale.sweep_task(3, 300, 4.0, 0.25, "well-spread", 0)
+    rows = []
+    scale._basis.cache_clear()
+    for beta, eps in [(4.0, 0.25), (16.0, 0.25)]:
+        rows.append(scale.sweep_task(3, 300, beta, eps, "well-spread", 0))
     scale.sweep_task(3, 300, 16.0, 0.1, "well-spread", 0)
-    again = scale.sweep_task(3, 300, 4.0, 0.25, "well-spread", 0)
-    assert {k: first[k] for k in keep} == {k: again[k] for k in keep}
+    scale._basis("well-spread", 300, 3, 0).grow_to(20)  # far beyond what any task here needs
+    for (beta, eps), first in zip([(4.0, 0.25), (16.0, 0.25)], rows):
+        again = scale.sweep_task(3, 300, beta, eps, "well-spread", 0)
+        assert {k: first[k] for k in keep} == {k: again[k] for k in keep}
+    assert rows[1]["upper_source"].startswith("l1 fit in harmonic")  # the case CI caught
