@@ -32,7 +32,7 @@ from .law_tables import slope_checks
 from .plots import add_reference_slope, plot_brackets
 from .sweeps import _point_task, point_task_memory, slope_table
 
-__all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "sweep_task",
+__all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "task_cost", "sweep_task",
            "sweep_rows", "run_sweep", "law_table", "law_scale_figure", "store_summary"]
 
 #: point sets a sweep can use
@@ -84,6 +84,13 @@ def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
     return point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
 
 
+def task_cost(d, n, beta, eps, points, seed) -> float:
+    r"""Relative run time of :func:`sweep_task`, to submit the costliest tasks first: passes over
+    the :math:`n^2` kernel entries against about :math:`(1+\beta)^{(d-1)/2}` harmonics (the
+    degree grows like :math:`\sqrt{\beta}`), more of them at a smaller eps."""
+    return n * n * (1.0 + beta) ** ((d - 1) / 2) * (1.0 + math.log(1.0 / eps))
+
+
 @lru_cache(maxsize=2)
 def _points(points: str, n: int, d: int, seed: int) -> np.ndarray:
     X = well_spread_sphere(n, d, seed=seed) if points == "well-spread" else random_sphere(n, d, seed=seed)
@@ -127,7 +134,7 @@ def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=
     """
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
-    rows = run_tasks(sweep_task, keys, executor, need=task_memory, desc="rows",
+    rows = run_tasks(sweep_task, keys, executor, need=task_memory, cost=task_cost, desc="rows",
                      label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
 
@@ -166,7 +173,7 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
         log(f"{len(keys)} configurations: {len(keys) - len(todo)} already stored under code "
             f"{code}, {len(todo)} to compute on {where} -> {store}")
         t0, started = time.perf_counter(), time.time()
-        run_tasks(sweep_task, todo, executor, need=task_memory, limit=limit,
+        run_tasks(sweep_task, todo, executor, need=task_memory, cost=task_cost, limit=limit,
                   on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
         wall = time.perf_counter() - t0

@@ -163,7 +163,7 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     n, d = X.shape
     parts = run_tasks(_point_task, tasks, executor, desc=desc or "beta",
                       need=lambda X, beta, *_: point_task_memory(n, d, beta, verify_dense_limit),
-                      label=lambda t: f"beta={t[1]:g}")
+                      label=lambda t: f"beta={t[1]:g}", cost=lambda X, beta, *_: beta)
     return pd.DataFrame([row for part in parts for row in part])
 
 
@@ -270,7 +270,8 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
     if executor is not None:
         tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit) for kind in kinds for beta in betas]
         parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
-                          need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}")
+                          need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
+                          cost=lambda *t: t[4])
         return pd.DataFrame([row for part in parts for row in part])
     parts = []
     for kind in kinds:

@@ -65,3 +65,28 @@ def test_non_dask_executors_have_no_worker_limit():
     with ThreadPoolExecutor(max_workers=1) as ex:
         assert executor_memory_limit(ex) is None
     assert executor_memory_limit(None) is None
+
+
+class _Recording:
+    """An executor that records the order of submission and runs each call at once."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        self.submitted.append(args)
+        f = Future()
+        f.set_result(fn(*args))
+        return f
+
+
+def test_cost_submits_the_costliest_tasks_first_and_keeps_the_result_order():
+    tasks = [(3,), (9,), (1,), (9,), (5,)]
+    ex = _Recording()
+    assert run_tasks(_square, tasks, ex, cost=lambda x: x) == [9, 81, 1, 81, 25]
+    assert ex.submitted == [(9,), (9,), (5,), (3,), (1,)]
+    ex = _Recording()
+    run_tasks(_square, tasks, ex)
+    assert ex.submitted == tasks  # no cost: submission in task order

@@ -147,3 +147,12 @@ def test_a_task_row_does_not_depend_on_the_tasks_run_before_it():
         again = scale.sweep_task(3, 300, beta, eps, "well-spread", 0)
         assert {k: first[k] for k in keep} == {k: again[k] for k in keep}
     assert rows[1]["upper_source"].startswith("l1 fit in harmonic")  # the case CI caught
+
+
+def test_the_costliest_configurations_are_submitted_first():
+    from attnrank_lite.laws import scale
+
+    keys = scale.configurations([4], 4200, [8.0, 16.0, 32.0, 64.0], [0.1, 0.25])
+    ranked = sorted(keys, key=lambda k: -scale.task_cost(*k))
+    assert ranked[0][2:4] == (64.0, 0.1) and ranked[-1][2:4] == (8.0, 0.25)
+    assert scale.task_cost(3, 2000, 8.0, 0.1, "random", 0) > scale.task_cost(3, 1000, 8.0, 0.1, "random", 0)
