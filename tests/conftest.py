@@ -40,3 +40,25 @@ def built_site() -> Path:
         html = build_book(profile="quick", out=out, warnings_as_errors=True, cache=False)  # every notebook runs
         stamp.write_text(RUN_ID)
     return html
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Make ``--dist loadgroup`` group again under pytest >= 9.2.
+
+    pytest-xdist 3.8 sends tests marked ``xdist_group(name)`` to one worker by appending
+    ``@name`` to each item's ``_nodeid``; pytest 9.2 keeps the node id in ``_id`` (a ``NodeId``)
+    and ignores ``_nodeid``, so the groups were silently dropped and the tests that share the
+    built site waited for each other's build on two workers. This applies the same suffix to
+    ``_id`` where xdist's did not take (``tests/site/test_book.py`` checks that it did).
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix) and isinstance(getattr(item, "_id", None), NodeId):
+            item._id = NodeId.parse(item.nodeid + suffix)

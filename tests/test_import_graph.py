@@ -15,6 +15,7 @@ Three rules of the layout:
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,10 @@ def test_contributing_module_map_matches_the_tree():
                if p.name != "__init__.py" and "chapters" not in p.parts}
     missing = sorted(m for m in modules if m not in named and m.rsplit("/", 1)[-1] not in named)
     assert not missing, f"modules missing from CONTRIBUTING.md's layout: {missing}"
-    files = {p.relative_to(PKG.parent).as_posix() for p in PKG.parent.rglob("*.py") if ".venv" not in p.parts}
+    files = set()
+    for top, dirs, names in os.walk(PKG.parent):  # the checkout, not .venv or build folders
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_build", "__pycache__"))]
+        files |= {Path(top, n).relative_to(PKG.parent).as_posix() for n in names if n.endswith(".py")}
     stale = sorted(n for n in named if "NN" not in n
                    and not any(f == n or f.endswith("/" + n) for f in files))
     assert not stale, f"CONTRIBUTING.md names files that do not exist: {stale}"

@@ -120,7 +120,7 @@ def test_fresh_venv_install_runs_the_readme_example(tmp_path):
     py = str(venv / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["MPLBACKEND"] = "Agg"
-    res = subprocess.run([py, "-m", "pip", "install", "--quiet", "--only-binary", ":all:", str(src)],
+    res = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-compile", "--only-binary", ":all:", str(src)],
                          capture_output=True, text=True, env=env, timeout=1500)
     assert res.returncode == 0, res.stderr[-3000:]
     res = subprocess.run([py, "-c", README_EXAMPLE], capture_output=True, text=True, env=env, cwd=tmp_path,

@@ -354,6 +354,9 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
         eps, lower, upper = eps_values[j], lowers[j], uppers[j]
         cert = l1_improve(src.rows, src.n, eps, bases, lo=lower.rank - 1, hi=upper.rank - 1,
                           block=_l1_block(src))
+        if cert is not None and cert.source.startswith("l1 fit in harmonic degree"):
+            # name the degree that holds the certificate's k basis columns, not the searched range
+            cert.source = f"l1 fit in harmonic degree {_l1_harmonic_degree(plan, cert.rank)}"
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
             out[j] = cert
     return out

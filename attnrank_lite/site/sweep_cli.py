@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 from ..engine.parallel import SCHEDULER_ENV, TaskTooLarge, executor_from_env
-from ..laws import law_store, scale
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 
@@ -34,7 +33,7 @@ def add_parser(sub, common) -> None:
     p.add_argument("--n", metavar="N", help="points per sphere")
     p.add_argument("--beta", nargs="+", metavar="BETA", help="inverse temperatures (at least two)")
     p.add_argument("--eps", nargs="+", metavar="EPS", help="error levels in (0, 1)")
-    p.add_argument("--points", default="well-spread", help=f"point set: {', '.join(scale.POINTS)}")
+    p.add_argument("--points", default="well-spread", help="point set: well-spread (default) or random")
     p.add_argument("--seed", default="0", help="seed of the point set (default 0)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
     p.add_argument("--workers", metavar="N", help="start a local Dask cluster of N worker processes")
@@ -71,6 +70,8 @@ def _executor(args):
 
 def store_report(store, figure=None, log=print) -> Path:
     """Print the store's summary and law table; write the figure. Returns the figure path."""
+    from ..laws import law_store, scale  # here, not at the top: every command line starts 1 s faster
+
     df = law_store.read_store(store)
     if df.empty:
         raise ParameterError(f"parameter '--report': the store {store} holds no rows")
@@ -113,6 +114,8 @@ def _command(args) -> str:
 
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
+    from ..laws import scale
+
     if args.report:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")

@@ -114,7 +114,7 @@ def test_ritz_values_never_exceed_singular_values():
 
 
 def test_rank_brackets_share_work_and_stay_consistent():
-    A = softmax_attention(fibonacci_sphere(700), beta=32.0)
+    A = softmax_attention(fibonacci_sphere(500), beta=32.0)
     eps = [0.25, 0.05, 0.1]
     many = rank_brackets(A, eps)
     for e, b in zip(eps, many):
@@ -125,7 +125,7 @@ def test_rank_brackets_share_work_and_stay_consistent():
     assert by[0.25].lower <= by[0.1].upper and by[0.1].lower <= by[0.05].upper
 
 
-@pytest.mark.parametrize("n", [1100, 1600])
+@pytest.mark.parametrize("n", [1100])  # just above DENSE_LIMIT (1024); 1600 added 42 s and no new path
 def test_randomized_path_as_tight_as_dense_on_fibonacci(n):
     A = softmax_attention(fibonacci_sphere(n), beta=16.0)
     r = rank_bracket(A, 0.25)  # min(n, n) > DENSE_LIMIT: randomized path

@@ -87,8 +87,8 @@ def test_point_sweep_rows_and_best_of():
     from attnrank_lite.laws.sweeps import point_sweep
 
     X = fibonacci_sphere(400)
-    df = point_sweep(X, [16.0, 64.0], [0.1, 0.25], d=3)
-    assert list(zip(df.beta, df.eps)) == [(16.0, 0.1), (16.0, 0.25), (64.0, 0.1), (64.0, 0.25)]
+    df = point_sweep(X, [16.0, 32.0], [0.1, 0.25], d=3)
+    assert list(zip(df.beta, df.eps)) == [(16.0, 0.1), (16.0, 0.25), (32.0, 0.1), (32.0, 0.25)]
     assert df.verified.all() and (df.d == 3).all() and (df.lower <= df.upper).all()
     for row in df.itertuples():
         A = softmax_attention(X, beta=row.beta)
@@ -97,5 +97,8 @@ def test_point_sweep_rows_and_best_of():
             assert row.upper == (row.degree + 1) ** 2  # harmonic family on S^2
         elif row.upper_source.startswith("l1 fit in "):  # rows fitted in l1 in one of those subspaces
             assert row.upper_source[10:].startswith(("harmonic degree", "streamed randomized SVD"))
+            if "harmonic degree" in row.upper_source:  # the degree that holds its k basis columns
+                L = int(row.upper_source.rsplit(" ", 1)[1])
+                assert L * L < row.upper <= (L + 1) ** 2
         else:  # the streamed SVD family won (on by default since issue 17): no degree
             assert row.upper_source.startswith("streamed randomized SVD") and np.isnan(row.degree)

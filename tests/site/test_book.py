@@ -75,3 +75,11 @@ def test_every_chapter_page_says_how_it_was_produced(built_site):
     repro = unescape(re.sub(r"<[^>]+>", "", (built_site / "book" / "reproducibility.html").read_text()))
     for rec in records["chapters"]:
         assert f"python -m attnrank_lite run {rec['chapter']} --profile quick" in repro
+
+
+def test_the_book_tests_share_one_xdist_worker(request):
+    """Under ``--dist loadgroup`` (``make test``) every test of the "book" group runs on one
+    worker, so the site is built once while the other worker runs the rest (see conftest)."""
+    if not request.config.getvalue("loadgroup"):
+        pytest.skip("only meaningful under pytest -n N --dist loadgroup (make test)")
+    assert request.node.nodeid.endswith("@book"), request.node.nodeid

@@ -97,6 +97,7 @@ def test_pdf_of_a_book_has_typeset_math_and_its_figure(tmp_path):
     assert len(images.strip().splitlines()) >= 3  # header lines and at least the figure
 
 
+@pytest.mark.xdist_group("book")
 def test_built_site_numbers_the_exercises_of_every_chapter(built_site):
     numbers = []
     for stem in toc_notebooks():

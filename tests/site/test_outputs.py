@@ -52,6 +52,10 @@ def one_error_line(stderr: str) -> str:
     return lines[0]
 
 
+#: the tests that use ``previous_run`` run on one xdist worker, so that the run is made once
+ON_PREVIOUS_RUN = pytest.mark.xdist_group("previous-run")
+
+
 @pytest.fixture(scope="module")
 def previous_run(tmp_path_factory):
     """A complete quick run of chapter 1 (the 'previous outputs' a user has)."""
@@ -194,6 +198,7 @@ def test_writers_released_at_once_queue_on_the_folder_lock(tmp_path):
     assert {p.name for p in out.iterdir()} == {outputs.MARKER, outputs.LOCK, "ch01", ".retired-ch01"}
 
 
+@ON_PREVIOUS_RUN
 def test_symlinked_chapter_folder_is_refused_and_nothing_is_claimed(tmp_path, previous_run):
     """A link inside OUT is refused before any work (a swap through it would act on its target),
     and the message does not claim anything about outputs it did not protect."""
@@ -273,6 +278,7 @@ def test_replacing_keeps_a_whole_version_at_every_moment(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".partial-*"))
 
 
+@ON_PREVIOUS_RUN
 def test_rerun_replaces_notebook_record_and_tables_together(previous_run, tmp_path):
     out = tmp_path / "runs"
     shutil.copytree(previous_run, out)
@@ -288,6 +294,7 @@ def test_rerun_replaces_notebook_record_and_tables_together(previous_run, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, ".retired-ch01", "ch01"]
 
 
+@ON_PREVIOUS_RUN
 def test_files_have_normal_permissions(previous_run):
     run = previous_run / "ch01"
     csvs = list(run.rglob("*.csv"))
@@ -324,6 +331,7 @@ def _wait_for(out: Path, proc, moment: str, seconds=120) -> None:
     raise AssertionError(f"the run never reached {moment!r}")
 
 
+@ON_PREVIOUS_RUN
 @pytest.mark.parametrize("moment", ["start", "executing"])
 @pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_leaves_previous_outputs_and_no_partial_folder(previous_run, tmp_path, sig, status, moment):

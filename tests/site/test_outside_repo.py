@@ -47,7 +47,10 @@ def test_chapter_1_runs_in_a_kernel_without_myst_nb_outside_the_repository(tmp_p
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hide), str(REPO)]),
            "ATTNRANK_TEST_HIDDEN_LOG": str(hidden_log), "MPLBACKEND": "module://matplotlib_inline.backend_inline",
            "ATTNRANK_PROGRESS": "0"}
-    params = [x for name, value in spec.profile("quick").items() for x in ("-y", json.dumps({name: value}))]
+    # the quick profile made smaller still (as in test_outputs.SMALL): this checks where glue and
+    # tables go without myst-nb, not the numbers
+    values = {**spec.profile("quick"), "n_circle": 64, "split_factors": [1, 4], "n_trials": 20}
+    params = [x for name, value in values.items() for x in ("-y", json.dumps({name: value}))]
     res = subprocess.run([sys.executable, "-m", "papermill", spec.notebook, "out.ipynb", "-k", "python3",
                           "--no-progress-bar", *params], cwd=work, env=env, capture_output=True, text=True,
                          timeout=900)
