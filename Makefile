@@ -26,7 +26,7 @@ book: $(STAMP) mathjax
 ## the site build and the browser check
 test: $(STAMP) browser-deps mathjax
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=15
 
 ## MathJax for the offline-readable site: from the Python package django-static-mathjax (book extra,
 ## in the lock file; no npm); prints the folder the build copies into the site's mathjax/
