@@ -178,7 +178,13 @@ def partial_dir(out: Path, label: str) -> Path:
     while True:
         tmp = out / f"{_PARTIAL}{label}-{uuid.uuid4().hex[:12]}"
         lock = FileLock(str(_lock_of(tmp)))
-        lock.acquire(timeout=0)  # a fresh random name: nobody else holds it
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            # a fresh random name, but taking a lock is two steps (create the file, then lock
+            # it): another writer's remove_stale_partials can see the new file in between, take
+            # it as a lock whose folder is gone and hold it for a moment. Draw another name.
+            continue
         try:
             tmp.mkdir()
         except FileExistsError:

@@ -549,3 +549,23 @@ def test_signal_during_site_build_keeps_the_previous_site(tmp_path, sig, status)
     assert "previous site" in one_error_line(err) and "unchanged" in err
     assert snapshot(out) == before
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "html"]
+
+
+def test_a_new_partial_whose_lock_someone_holds_for_a_moment_draws_another_name(tmp_path, monkeypatch):
+    """Between a writer creating its new lock file and locking it, another writer cleaning stale
+    partials can lock it (CI saw 'could not be acquired'): the writer must draw another name."""
+    from filelock import FileLock
+
+    out = outputs.prepare_output(tmp_path / "runs")
+    names = iter(["a" * 32, "b" * 32])
+    monkeypatch.setattr(outputs.uuid, "uuid4", lambda: types.SimpleNamespace(hex=next(names)))
+    other = FileLock(str(out / f".partial-ch01-{'a' * 12}.lock"))
+    other.acquire(timeout=0)  # the other writer, holding the lock file of the first name
+    try:
+        new = outputs.partial_dir(out, "ch01")
+    finally:
+        other.release()
+    try:
+        assert new.name == f".partial-ch01-{'b' * 12}" and new.is_dir()
+    finally:
+        outputs.release_partial(new)
