@@ -156,3 +156,18 @@ def test_the_costliest_configurations_are_submitted_first():
     ranked = sorted(keys, key=lambda k: -scale.task_cost(*k))
     assert ranked[0][2:4] == (64.0, 0.1) and ranked[-1][2:4] == (8.0, 0.25)
     assert scale.task_cost(3, 2000, 8.0, 0.1, "random", 0) > scale.task_cost(3, 1000, 8.0, 0.1, "random", 0)
+
+
+def test_the_committed_paper_store_was_computed_by_this_code():
+    """Chapter 7's paper table is read from book/data/laws_paper.sqlite; an edit of engine/ or
+    laws/ changes the code hash, and the page would then show a table of other code. Recompute
+    the store with the command in its runs table (about 2.5 minutes with --workers 2)."""
+    from pathlib import Path
+
+    from attnrank_lite.laws import law_store
+
+    store = Path(__file__).resolve().parents[2] / "book" / "data" / "laws_paper.sqlite"
+    rows, runs = law_store.read_store(store), law_store.read_runs(store)
+    assert len(rows) == 40 and rows["verified"].all()
+    assert set(rows["code_hash"]) == {law_store.code_hash()}, (
+        f"recompute the store: move it away and run `{runs.iloc[-1].command}`")
