@@ -11,7 +11,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-__all__ = ["glue", "HAVE_MYST_NB"]
+__all__ = ["glue", "glue_code", "HAVE_MYST_NB"]
 
 try:
     from myst_nb import glue as _myst_glue
@@ -45,3 +45,18 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
         from IPython.display import display as show
 
         show(variable)
+
+
+def glue_code(name: str, text: str) -> None:
+    """Glue ``text`` as inline code, for ``{glue:md}`name``` in the prose: a command a reader
+    copies is shown as typed (glued as plain text, Sphinx's typography would turn ``--`` into
+    an en dash and straight quotes into curly ones). Without myst-nb: ``name: text``.
+    """
+    text = str(text)
+    if _myst_glue is None:
+        print(f"{name}: {text}")
+        return
+    from IPython.display import Markdown
+
+    code = f"`` {text} ``" if "`" in text else f"`{text}`"
+    _myst_glue(name, Markdown(code), display=False)

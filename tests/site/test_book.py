@@ -80,6 +80,18 @@ def test_every_chapter_page_says_how_it_was_produced(built_site):
 def test_the_book_tests_share_one_xdist_worker(request):
     """Under ``--dist loadgroup`` (``make test``) every test of the "book" group runs on one
     worker, so the site is built once while the other worker runs the rest (see conftest)."""
-    if not request.config.getvalue("loadgroup"):
+    if not getattr(request.config.option, "loadgroup", False):  # set in xdist's workers
         pytest.skip("only meaningful under pytest -n N --dist loadgroup (make test)")
     assert request.node.nodeid.endswith("@book"), request.node.nodeid
+
+
+def test_a_glued_command_is_shown_as_typed(built_site):
+    """Chapter 7 quotes the stored sweep's command in its prose: as code, with its ``--``
+    options intact (glued as plain text, Sphinx's typography made them en dashes)."""
+    import re
+
+    html = (built_site / "notebooks" / "07_laws_at_scale.html").read_text()
+    codes = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<code[^>]*>(.*?)</code>", html, re.S)]
+    assert any(c.startswith("python -m attnrank_lite sweep --d 2 3 4 5 6") and "--store" in c
+               for c in codes), [c for c in codes if "sweep" in c]
+    assert "sweep \u2013d" not in html

@@ -79,3 +79,21 @@ def test_glue_without_myst_nb_shows_the_value(monkeypatch, capsys):
     glue("hidden_table", [3], display=False)
     glue("ratio", 0.5, display=True)
     assert shown == [[1, 2]] and capsys.readouterr().out == "ratio: 0.5\n"
+
+
+def test_glue_code_without_myst_nb_shows_the_text(monkeypatch, capsys):
+    import attnrank_lite.site.glue as g
+
+    monkeypatch.setattr(g, "_myst_glue", None)
+    g.glue_code("command", "python -m attnrank_lite sweep --d 2")
+    assert capsys.readouterr().out == "command: python -m attnrank_lite sweep --d 2\n"
+
+
+def test_glue_code_glues_inline_code(monkeypatch):
+    import attnrank_lite.site.glue as g
+
+    seen = []
+    monkeypatch.setattr(g, "_myst_glue", lambda name, value, display: seen.append((name, value.data, display)))
+    g.glue_code("a", "run --x 1")
+    g.glue_code("b", "echo `date`")
+    assert seen == [("a", "`run --x 1`", False), ("b", "`` echo `date` ``", False)]
