@@ -139,7 +139,7 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
     dict
         ``c3_upper_n`` (range of upper/n on the sweep's grids at ``eps0``), ``c3_fixed_n``,
         ``c3_fixed_up`` (upper slope with its interval), ``c3_fixed_verdict``
-        (:func:`attnrank_lite.laws.verdicts.slope_verdict` against d/2, max width d/4),
+        (:func:`attnrank_lite.laws.verdicts.slope_verdict` against d/2: the book's rule),
         ``c3_fixed_upper_n`` (upper/n of the fixed grid at its first and last beta).
     """
     b = ball[np.isclose(ball["eps"], eps0)]
@@ -152,7 +152,7 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
         "c3_upper_n": f"{r['min']:.2f} to {r['max']:.2f}",
         "c3_fixed_n": str(int(f["n"].iloc[0])),
         "c3_fixed_up": interval_text(row.slope, row.ci_low, row.ci_high),
-        "c3_fixed_verdict": slope_verdict(row.ci_low, row.ci_high, d / 2, d / 4),
+        "c3_fixed_verdict": slope_verdict(row.ci_low, row.ci_high, d / 2, row.points),
         "c3_fixed_upper_n": (f"{float(fs.upper.iloc[0] / fs.n.iloc[0]):.2f} at β = "
                              f"{float(fs.beta.iloc[0]):g} to "
                              f"{float(fs.upper.iloc[-1] / fs.n.iloc[-1]):.2f} at β = "

@@ -1,40 +1,162 @@
-r"""Verdict words from computed checks, each with its threshold in the text.
+r"""The book's one verdict rule on laws (``Verdicts on laws`` in the reproducibility page).
 
-A page may only say that a fitted exponent "is consistent with" or "falls
-below" a law when a check with a printed threshold says so; these functions
-are that check.
+A fitted slope is evidence only if the check could have failed. Every slope table of the book
+is judged by :func:`judge_slope`:
+
+1. rows whose upper certificate is *capped* (upper >= n, or a certificate count >= n) or
+   *vacuous* are left out and counted (``left_out``): their end is tied to n, not to the law;
+2. least squares of :math:`\log(\text{end})` on :math:`\log\beta` over the remaining rows, with
+   a 95% Student-t interval :math:`\hat s \pm t_{0.975,\,k-2}\,\mathrm{se}(\hat s)`;
+3. the verdict is ``inside`` when the interval contains the law's exponent, ``above`` /
+   ``below`` when it lies wholly above / below it, and ``inconclusive`` when fewer than
+   :data:`MIN_POINTS` points remain or the interval is wider than half the exponent
+   (:data:`MAX_WIDTH_FRACTION`).
+
+A bracket whose width upper/lower grows with beta does not contradict a Theta law: the law
+constrains rank_eps, not the certificates; a growing width only limits what the brackets can
+confirm (:data:`WIDTH_SENTENCE`, printed next to every law table with :func:`width_trend`).
 """
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["slope_verdict"]
+from .fitting import fit_loglog_slope
+
+__all__ = ["SLOPE_COLUMNS", "MIN_POINTS", "MAX_WIDTH_FRACTION", "LEVEL", "WIDTH_SENTENCE",
+           "judge_slope", "slope_verdict", "capped_rows", "width_trend", "verdict_counts"]
+
+#: Columns every slope table written to ``results/`` starts with, in this order.
+SLOPE_COLUMNS = ("slope", "ci_low", "ci_high", "points", "reference", "left_out", "verdict")
+#: Fewer kept points than this give ``inconclusive``.
+MIN_POINTS = 4
+#: An interval wider than this fraction of the exponent gives ``inconclusive``.
+MAX_WIDTH_FRACTION = 0.5
+#: Confidence level of the t-interval.
+LEVEL = 0.95
+#: The sentence printed next to every width trend.
+WIDTH_SENTENCE = (
+    "A width upper/lower that grows with beta does not contradict a Theta law: the law "
+    "constrains rank_eps, not the certificates; it limits what these brackets can confirm.")
 
 
-def slope_verdict(low: float, high: float, reference: float,
-                  max_width: float) -> str:
-    r"""Compare a slope's confidence interval ``[low, high]`` with ``reference``.
+def slope_verdict(low: float, high: float, reference: float, points: int) -> str:
+    r"""The verdict word of the rule for an interval ``[low, high]`` from ``points`` points.
 
-    Returns
-    -------
-    str
-        ``"inconclusive"`` when the interval is wider than ``max_width`` (or
-        not finite); otherwise ``"contains"`` when
-        ``low <= reference <= high``, ``"below"`` when ``high < reference``,
-        ``"above"`` when ``low > reference``.
+    Returns ``"inconclusive"`` when ``points < MIN_POINTS``, the interval is not finite, or
+    ``high - low > MAX_WIDTH_FRACTION * |reference|``; else ``"below"`` when
+    ``high < reference``, ``"above"`` when ``low > reference`` and ``"inside"`` otherwise
+    (edges included).
     """
-    low, high = float(low), float(high)
-    reference, max_width = float(reference), float(max_width)
-    if not (np.isfinite(reference) and np.isfinite(max_width)
-            and max_width > 0):
-        raise ValueError("reference and max_width must be finite, "
-                         f"max_width > 0; got {reference}, {max_width}")
+    low, high, reference = float(low), float(high), float(reference)
+    if not np.isfinite(reference) or reference == 0:
+        raise ValueError(f"reference must be a finite non-zero exponent, got {reference}")
+    if int(points) < MIN_POINTS:
+        return "inconclusive"
     if not (np.isfinite(low) and np.isfinite(high)) or low > high:
         return "inconclusive"
-    if high - low > max_width:
+    if high - low > MAX_WIDTH_FRACTION * abs(reference):
         return "inconclusive"
     if high < reference:
         return "below"
     if low > reference:
         return "above"
-    return "contains"
+    return "inside"
+
+
+def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
+    r"""Rows to leave out of a fit: capped (``upper >= n`` or ``count >= n``) or vacuous.
+
+    Parameters
+    ----------
+    upper, n : array_like, shape (k,) or scalars
+        Upper ends and the matrix sizes.
+    count : array_like, shape (k,), optional
+        A certificate count (a harmonic dimension, a rank) that is vacuous once it reaches n.
+    vacuous : array_like of bool, shape (k,), optional
+        Rows marked vacuous by their certificate.
+
+    Returns
+    -------
+    ndarray of bool, shape (k,)
+        True where the row must be left out.
+    """
+    upper = np.atleast_1d(np.asarray(upper, dtype=np.float64))
+    n = np.broadcast_to(np.asarray(n, dtype=np.float64), upper.shape)
+    out = upper >= n
+    if count is not None:
+        out = out | (np.broadcast_to(np.asarray(count, dtype=np.float64), upper.shape) >= n)
+    if vacuous is not None:
+        out = out | np.broadcast_to(np.asarray(vacuous, dtype=bool), upper.shape)
+    return out
+
+
+def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
+    r"""Fit and judge one slope by the book's rule (module docstring).
+
+    Parameters
+    ----------
+    beta, end : array_like, shape (k,)
+        Positive inverse temperatures and bracket ends (lower or upper).
+    reference : float
+        The law's exponent.
+    left_out : array_like of bool, shape (k,), optional
+        Rows to leave out (see :func:`capped_rows`); they are counted in ``left_out``.
+
+    Returns
+    -------
+    dict
+        Keys :data:`SLOPE_COLUMNS` in order: ``slope``, ``ci_low``, ``ci_high`` (nan when fewer
+        than 2 distinct betas remain; infinite for 2 points), ``points`` (kept rows),
+        ``reference``, ``left_out`` (count), ``verdict``.
+    """
+    beta = np.asarray(beta, dtype=np.float64).reshape(-1)
+    end = np.asarray(end, dtype=np.float64).reshape(-1)
+    if beta.shape != end.shape:
+        raise ValueError(f"beta and end need the same length, got {beta.size} and {end.size}")
+    drop = (np.zeros(beta.shape, dtype=bool) if left_out is None
+            else np.asarray(left_out, dtype=bool).reshape(-1))
+    if drop.shape != beta.shape:
+        raise ValueError(f"left_out needs length {beta.size}, got {drop.size}")
+    keep = ~drop
+    points = int(keep.sum())
+    if points >= 2 and np.unique(beta[keep]).size >= 2:
+        fit = fit_loglog_slope(beta[keep], end[keep], level=LEVEL)
+        slope, low, high = fit.slope, fit.ci_low, fit.ci_high
+    else:
+        slope = low = high = float("nan")
+    return {"slope": slope, "ci_low": low, "ci_high": high, "points": points,
+            "reference": float(reference), "left_out": int(drop.sum()),
+            "verdict": slope_verdict(low, high, reference, points)}
+
+
+def width_trend(beta, lower, upper, group=None) -> pd.DataFrame:
+    r"""Width ``upper/lower`` per beta (one column per group when ``group`` is given).
+
+    Parameters
+    ----------
+    beta, lower, upper : array_like, shape (k,)
+    group : array_like, shape (k,), optional
+        A label per row (for example ``"d = 4, eps = 0.25"``); rows of one group and one beta
+        are averaged (they normally are one row).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index beta; the width per group (column ``"width"`` without groups).
+    """
+    frame = pd.DataFrame({"beta": np.asarray(beta, dtype=np.float64),
+                          "width": np.asarray(upper, dtype=np.float64)
+                          / np.asarray(lower, dtype=np.float64)})
+    if group is None:
+        return frame.groupby("beta")[["width"]].mean()
+    frame["group"] = np.asarray(group)
+    return frame.pivot_table(index="beta", columns="group", values="width", aggfunc="mean")
+
+
+def verdict_counts(verdicts) -> dict:
+    """Counts of each verdict word in ``verdicts`` (all four words present), and ``total``."""
+    words = list(verdicts)
+    out = {w: sum(v == w for v in words) for w in ("inside", "above", "below", "inconclusive")}
+    out["total"] = len(words)
+    return out

@@ -152,7 +152,8 @@ def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
     r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, with verdicts.
 
     ``verdict`` (:func:`attnrank_lite.laws.verdicts.slope_verdict`): *inconclusive* when the
-    95% interval is wider than ``max width`` :math:`= r/4`, otherwise whether it *contains*
+    95% interval is wider than ``max width`` :math:`= r/4` or fewer than 4 points remain,
+    otherwise whether it lies *inside*
     :math:`r/2`, lies *below* or *above*. ``can fail`` says whether the upper verdict tests
     anything: False for the sharp family's upper end, whose size n grows like
     :math:`\beta^{r/2}` by construction. Least squares is linear in the logs, so the upper
@@ -163,7 +164,7 @@ def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
     fits = slope_table(tail, by=("r", "family"))
     fits["r/2"] = fits["r"] / 2
     fits["max width"] = fits["r"] / 4
-    fits["verdict"] = [slope_verdict(f.ci_low, f.ci_high, f["r/2"], f["max width"])
+    fits["verdict"] = [slope_verdict(f.ci_low, f.ci_high, f["r/2"], f.points)
                        for _, f in fits.iterrows()]
     n_slope, ratio_slope = {}, {}
     for key, g in tail.groupby(["r", "family"]):

@@ -177,7 +177,7 @@ def test_fixed_n_numbers_read_the_tables():
     fixed = pd.DataFrame({"beta": betas, "eps": 0.25, "n": 400, "lower": 1,
                           "upper": [40, 60, 90, 135]})
     slopes = pd.DataFrame({"eps": [0.25], "end": ["upper"], "slope": [0.585],
-                           "ci_low": [0.58], "ci_high": [0.59]})
+                           "ci_low": [0.58], "ci_high": [0.59], "points": [4]})
     nums = fixed_n_numbers(2, 0.25, ball, fixed, slopes)
     assert nums["c3_upper_n"] == "0.40 to 0.45"
     assert nums["c3_fixed_n"] == "400"

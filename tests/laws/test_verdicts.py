@@ -1,18 +1,80 @@
-"""Verdict words come only from the interval check, with its threshold."""
+"""The one verdict rule: each outcome reachable, capped rows left out and counted."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from attnrank_lite.laws.verdicts import slope_verdict
+from attnrank_lite.laws.verdicts import (
+    SLOPE_COLUMNS,
+    capped_rows,
+    judge_slope,
+    slope_verdict,
+    verdict_counts,
+    width_trend,
+)
+
+BETA = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
+NOISE = np.array([0.02, -0.03, 0.01, 0.025, -0.02])
 
 
-def test_slope_verdict_cases():
-    assert slope_verdict(0.42, 0.46, 0.5, 0.25) == "below"
-    assert slope_verdict(0.85, 1.05, 1.0, 0.25) == "contains"
-    assert slope_verdict(1.1, 1.2, 1.0, 0.25) == "above"
-    assert slope_verdict(0.37, 1.44, 1.5, 0.75) == "inconclusive"  # width 1.07
-    assert slope_verdict(np.nan, 1.0, 1.0, 1.0) == "inconclusive"
-    assert slope_verdict(0.0, 0.25, 0.25, 0.25) == "contains"  # edges included
-    with pytest.raises(ValueError, match="max_width"):
-        slope_verdict(0.0, 1.0, 0.5, 0.0)
+def _data(slope):
+    return 3.0 * BETA ** slope * np.exp(NOISE)
+
+
+def test_each_verdict_can_occur():
+    assert judge_slope(BETA, _data(1.5), 1.5)["verdict"] == "inside"
+    assert judge_slope(BETA, _data(2.0), 1.5)["verdict"] == "above"
+    assert judge_slope(BETA, _data(1.0), 1.5)["verdict"] == "below"
+    noisy = 3.0 * BETA ** 1.5 * np.exp(20 * NOISE)
+    assert judge_slope(BETA, noisy, 1.5)["verdict"] == "inconclusive"  # interval too wide
+
+
+def test_interval_is_the_t_interval_of_scipy_linregress():
+    end = _data(1.5)
+    row = judge_slope(BETA, end, 1.5)
+    assert tuple(row) == SLOPE_COLUMNS
+    reg = stats.linregress(np.log(BETA), np.log(end))
+    t = stats.t.ppf(0.975, BETA.size - 2)
+    assert row["slope"] == pytest.approx(reg.slope, rel=1e-12)
+    assert row["ci_low"] == pytest.approx(reg.slope - t * reg.stderr, rel=1e-10)
+    assert row["ci_high"] == pytest.approx(reg.slope + t * reg.stderr, rel=1e-10)
+
+
+def test_capped_rows_are_left_out_and_counted():
+    n = 1000
+    upper = np.array([20.0, 60.0, 170.0, 480.0, 1000.0])
+    drop = capped_rows(upper, n)
+    assert drop.tolist() == [False, False, False, False, True]
+    row = judge_slope(BETA, upper, 1.5, left_out=drop)
+    assert row["left_out"] == 1 and row["points"] == 4
+    # with the capped row the slope is pulled down; without it, it is the fit of the first four
+    assert row["slope"] == pytest.approx(stats.linregress(np.log(BETA[:4]),
+                                                          np.log(upper[:4])).slope)
+    assert capped_rows([10.0, 10.0], [100, 100], count=[50, 100]).tolist() == [False, True]
+    assert capped_rows([10.0], 100, vacuous=[True]).tolist() == [True]
+
+
+def test_too_few_points_is_inconclusive():
+    exact = 2.0 * BETA[:3] ** 1.5  # exactly geometric: a zero-width interval from 3 points
+    row = judge_slope(BETA[:3], exact, 1.5)
+    assert row["points"] == 3 and row["verdict"] == "inconclusive"
+    row = judge_slope(BETA, _data(1.5), 1.5, left_out=[True, True, False, False, False])
+    assert row["verdict"] == "inconclusive"
+    row = judge_slope(BETA[:1], BETA[:1], 1.0)
+    assert np.isnan(row["slope"]) and row["verdict"] == "inconclusive"
+
+
+def test_slope_verdict_edges_and_errors():
+    assert slope_verdict(1.0, 1.5, 1.5, 4) == "inside"      # edge included
+    assert slope_verdict(1.0, 1.76, 1.5, 4) == "inconclusive"  # width 0.76 > 0.75
+    assert slope_verdict(np.nan, 1.0, 1.0, 9) == "inconclusive"
+    with pytest.raises(ValueError, match="reference"):
+        slope_verdict(0.0, 1.0, 0.0, 5)
+
+
+def test_width_trend_and_counts():
+    t = width_trend([2, 4, 2, 4], [1, 2, 2, 2], [4, 10, 4, 4], group=["a", "a", "b", "b"])
+    assert t.loc[4.0, "a"] == 5.0 and t.loc[2.0, "b"] == 2.0
+    assert verdict_counts(["inside", "inside", "below"]) == {
+        "inside": 2, "above": 0, "below": 1, "inconclusive": 0, "total": 3}

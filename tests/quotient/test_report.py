@@ -41,12 +41,12 @@ def test_r_half_slopes_flag_the_forced_upper_verdict_and_test_fixed_n():
     assert fits.loc[(qr.SHARP_FAMILY, "upper"), "n slope"] == pytest.approx(0.5)
     assert fits.loc[(qr.SHARP_FAMILY, "upper"), "upper/n slope"] == pytest.approx(0, abs=1e-12)
     assert fits.loc[(qr.FIXED_N_FAMILY, "upper"), "n slope"] == pytest.approx(0, abs=1e-12)
-    assert fits.loc[(qr.SHARP_FAMILY, "upper"), "verdict"] == "contains"
+    assert fits.loc[(qr.SHARP_FAMILY, "upper"), "verdict"] == "inside"
     assert fits.loc[(qr.FIXED_N_FAMILY, "upper"), "verdict"] == "below"
     nums = qr.r_half_numbers(law, fits.reset_index())
     assert nums["fixed_upper_r1"] == "0.20 [0.20, 0.20]"
     assert nums["fixed_upper_verdict_r1"] == "below"
-    assert nums["upper_verdict_r1"] == "contains"
+    assert nums["upper_verdict_r1"] == "inside"
     assert nums["sharp_n_slopes"] == "r = 1: n 0.50, upper/n +0.00"
     assert nums["fixed_n"] == "500" and nums["r3_beta"] == "1024" and nums["r3_n"] == "128"
 
