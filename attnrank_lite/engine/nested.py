@@ -16,9 +16,10 @@ proven rounding margin :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\m
 to the sample and the search repeats. When the rounds run out, bisection between a failing and
 a passing cut finishes the job.
 
-**Caveat (SPEC §2).** The row-l1 error of nested projections is not monotone in ``k``: the
-sample phase returns the least member that meets eps, but the bisection fallback keeps the
-invariant ``err(hi) <= eps < err(lo)`` and so returns a *valid* member, not always the least.
+**Caveat** (the book, chapter 1, :ref:`sec-bracket-certificates`). The row-l1 error of nested
+projections is not monotone in ``k``: the sample phase returns the least member that meets eps,
+but the bisection fallback keeps the invariant ``err(hi) <= eps < err(lo)`` and so returns a
+*valid* member, not always the least.
 """
 from __future__ import annotations
 

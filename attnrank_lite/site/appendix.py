@@ -30,7 +30,7 @@ from .pagenote import machine_text, rerun_command
 from .paths import REPO, toc_files
 
 __all__ = ["StatementBox", "MARKERS", "scan_markdown", "scan_toc", "toc_files", "toc_titles", "page_title",
-           "render_theorem_index", "code_maps", "code_map_problems", "resolve_path",
+           "render_theorem_index", "code_maps", "code_map_problems", "resolve_path", "canonical_path", "api_href",
            "render_reproducibility", "write_generated_pages", "GENERATED_PAGES"]
 
 #: the generated pages, as toc entries (without suffix)
@@ -257,9 +257,26 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
 API_GROUPS = ("engine", "laws", "quotient", "calibration")
 
 
+def canonical_path(path: str) -> str:
+    """The dotted path under which autodoc documents the object ``path`` names.
+
+    A name re-exported by a package (``attnrank_lite.point_bracket``) is documented in the module
+    that defines it (``attnrank_lite.engine.streaming.point_bracket``): the object's
+    ``__module__`` and ``__qualname__``. A path that does not import is returned unchanged.
+    """
+    try:
+        obj = resolve_path(path)
+    except (ImportError, AttributeError):
+        return path
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}.{name}" if module and name else path
+
+
 def api_href(path: str) -> str | None:
     """The API reference's address of a dotted path, relative to ``book/theorems.html``
-    (autodoc's anchor is the full dotted name), or None outside the documented subpackages."""
+    (autodoc's anchor is the full dotted name of the defining module, :func:`canonical_path`),
+    or None outside the documented subpackages."""
+    path = canonical_path(path)
     parts = path.split(".")
     if len(parts) >= 3 and parts[0] == "attnrank_lite" and parts[1] in API_GROUPS:
         return f"api/{parts[1]}.html#{html.escape(path, quote=True)}"

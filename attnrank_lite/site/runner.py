@@ -136,6 +136,24 @@ def _mark_parameters_once(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+def _relative_papermill_paths(path: Path, notebook: str) -> None:
+    """Name the notebook relative to the repository in papermill's metadata, not by this machine's paths.
+
+    Papermill records ``metadata.papermill.input_path`` and ``output_path`` as given, here the
+    absolute paths of the source notebook and of the partial output folder of this machine; a
+    downloaded notebook would carry them. They become ``notebooks/NN_slug.ipynb`` (the source,
+    relative to the repository root) and ``NN_slug.ipynb`` (the executed notebook beside its run
+    record). The rest of papermill's metadata (parameters, versions, timings) is kept.
+    """
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata.get("papermill")
+    if meta is None:
+        return
+    meta["input_path"] = f"notebooks/{notebook}"
+    meta["output_path"] = notebook
+    nbformat.write(nb, path)
+
+
 #: first lines of the two parameter cells in an executed notebook (see _mark_parameters_once)
 DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
 RUN_HEADER = "# Parameters of this run"
@@ -404,6 +422,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
         log.unlink(missing_ok=True)
         _mark_parameters_once(out_nb)
+        _relative_papermill_paths(out_nb, spec.notebook)
         results = tmp / "results"
         record = {
             "chapter": spec.key,

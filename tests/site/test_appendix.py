@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,19 @@ def test_mathjax_comes_from_the_python_package_without_npm(monkeypatch, tmp_path
     monkeypatch.setattr(site_assets, "python_mathjax", lambda: None)
     with pytest.raises(RuntimeError, match="pip install django-static-mathjax==3.2.2.1"):
         site_assets.ensure_mathjax(prefix=tmp_path / "no-npm-copy")
+
+
+def test_every_code_path_of_the_theorem_index_links_to_a_documented_module():
+    """Finding 13 of issue 22: ``attnrank_lite.point_bracket`` (a re-export) had no link. Every
+    path of every chapter's code map gets an API address, in a module its API page documents."""
+    paths = {p for ps in appendix.code_maps().values() for p in ps}
+    assert "attnrank_lite.point_bracket" in paths
+    for p in sorted(paths):
+        href = appendix.api_href(p)
+        assert href is not None, p
+        group, anchor = re.fullmatch(r"api/(\w+)\.html#([\w.]+)", href).groups()
+        module = anchor.rsplit(".", 1)[0]
+        page = (REPO / "book" / "api" / f"{group}.md").read_text()
+        assert f".. automodule:: {module}\n" in page, (p, module)
+    cell = appendix._code_cell(["attnrank_lite.point_bracket"])
+    assert 'href="api/engine.html#attnrank_lite.engine.streaming.point_bracket"' in cell
