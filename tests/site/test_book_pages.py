@@ -1,0 +1,40 @@
+"""Hand-written pages of ``book/`` (issue 22, findings 8, 11 and 12)."""
+from __future__ import annotations
+
+import re
+
+from attnrank_lite.site.paths import REPO
+
+BOOK = REPO / "book"
+
+
+def _prose(text: str) -> str:
+    """The page without its fenced code blocks."""
+    return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+def test_rerun_page_types_no_run_time_by_hand():
+    """Run times come from run records (the generated reproducibility page), never typed."""
+    prose = _prose((BOOK / "rerun.md").read_text())
+    timings = re.findall(r"\b\d+(?:\.\d+)?\s*(?:s|sec|seconds|min|minutes)\b", prose)
+    assert timings == []
+    assert "{doc}`reproducibility`" in prose
+
+
+def test_notation_page_lists_the_symbols_with_several_meanings():
+    page = (BOOK / "notation.md").read_text()
+    table = page.split("## Symbols with more than one meaning", 1)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| $")]
+    firsts = [row.split("|")[1] for row in rows]
+    for symbol, meanings in ((r"\tau", 3), (r"\sigma", 2), (r"\kappa", 1), ("$K", 2), ("$s", 3)):
+        assert sum(symbol in f for f in firsts) >= meanings, symbol
+
+
+def test_intro_marks_the_associations_as_the_books_reading():
+    intro = (BOOK / "intro.md").read_text()
+    item = intro.split("6. **A real model**", 1)[1].split("\n\n", 1)[0]
+    assert "positive associations with finite constructive rank upper certificates" in item
+    assert "*The book's reading, not the abstract's:*" in item
+    # the tau of the sphere's lower side is defined where the intro uses it
+    row = next(line for line in intro.splitlines() if "thm-sphere-lower" in line)
+    assert r"\tau>0$ is the proof's cap scale" in row and "h n^{1/(d-1)}" in row
