@@ -123,8 +123,15 @@ def exact_cases(n: int, b: int) -> dict:
     }
 
 
-def tampered_copies(bracket):
+def tampered_copies(bracket, lower=None):
     r"""Two deliberately broken copies of a bracket's certificates, for the verify demonstration.
+
+    Parameters
+    ----------
+    bracket : RankBracket
+    lower : GroupedLowerCertificate, optional
+        The grouped lower certificate to break (default: the bracket's own, when it is grouped;
+        a bracket whose lower end is another kind, e.g. Frobenius tail, has no groups).
 
     Returns
     -------
@@ -140,10 +147,13 @@ def tampered_copies(bracket):
         idx = np.unravel_index(np.argmax(np.abs(L)), L.shape)
         L[idx] += 1.0
     upper = SubspaceCertificate(L, c.R.copy(), source="tampered")
-    lower = None
-    groups = bracket.lower_groups
+    if lower is None:
+        rows, groups = bracket.lower_rows, bracket.lower_groups
+    else:
+        rows, groups = list(lower.rows), [list(x) for x in lower.groups]
+    broken = None
     if len(groups) >= 2:
         g = [list(x) for x in groups]
         g[0] = sorted(set(g[0]) | {g[1][0]})
-        lower = ClusterMassCertificate(rows=list(bracket.lower_rows), groups=g)
-    return upper, lower
+        broken = ClusterMassCertificate(rows=list(rows), groups=g)
+    return upper, broken
