@@ -28,7 +28,12 @@ __all__ = [
     "ASSOCIATION_PAIRS",
     "MANY",
     "MODEST",
+    "RECOMPUTE_THRESHOLD",
+    "STUDY_PARAMETERS",
     "associations",
+    "bracket_check",
+    "chapter_study",
+    "recompute_check",
     "key_numbers",
     "reductions_at",
     "summary_by_multiplier",
@@ -264,3 +269,61 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
         summary.append(f"association with {what}: {word}")
     lines += ["", "**Summary against the abstract:** " + "; ".join(summary) + "."]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# chapter 6's cells: the study from the chapter's parameters and the checks it prints
+
+#: the chapter parameters passed on to :func:`attnrank_lite.calibration.study.run_study`
+STUDY_PARAMETERS = ("layers", "heads", "multipliers", "eps", "tau", "bracket_sequences", "max_tokens",
+                    "max_degree", "tau_values")
+#: largest entry of |A_rebuilt - A_model| the chapter accepts (float32 model against float64 rebuild)
+RECOMPUTE_THRESHOLD = 1e-5
+
+
+def chapter_study(model, tokenizer, info, texts, params) -> dict:
+    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's parameters.
+
+    Parameters
+    ----------
+    model, tokenizer, info, texts
+        As for ``run_study``.
+    params : object or mapping
+        The validated chapter parameters (attributes or keys named in :data:`STUDY_PARAMETERS`).
+    """
+    from .study import run_study
+
+    get = params.get if isinstance(params, dict) else (lambda k: getattr(params, k))
+    return run_study(model, tokenizer, info, texts, **{k: get(k) for k in STUDY_PARAMETERS})
+
+
+def recompute_check(heads: pd.DataFrame, threshold: float = RECOMPUTE_THRESHOLD) -> dict:
+    r"""The check that every head's attention, rebuilt from its weights, is the model's own.
+
+    Returns
+    -------
+    dict
+        ``error`` (largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|` over the heads),
+        ``l1`` (largest row-:math:`\ell_1` distance), ``ok`` (``error < threshold``) and
+        ``message`` (the lines the chapter prints, threshold shown).
+    """
+    error, l1 = float(heads["recompute_error"].max()), float(heads["recompute_l1"].max())
+    message = (f"largest |A_rebuilt - A_model| entry: {error:.1e} (threshold {threshold:g})\n"
+               f"largest row-l1 distance: {l1:.1e}")
+    return {"error": error, "l1": l1, "ok": bool(error < threshold), "message": message}
+
+
+def bracket_check(sequences: pd.DataFrame) -> dict:
+    """Whether every per-sequence bracket verified, and how many polynomial certificates did.
+
+    Returns
+    -------
+    dict
+        ``ok`` (every ``verified``), ``poly_verified`` (count), ``brackets`` (rows) and
+        ``message`` (the lines the chapter prints).
+    """
+    n, poly = len(sequences), int(sequences["poly_verified"].sum())
+    ok = bool(sequences["verified"].all())
+    message = (f"{n} brackets, all verified: {ok}\n"
+               f"polynomial certificates verified against A: {poly} of {n}")
+    return {"ok": ok, "poly_verified": poly, "brackets": n, "message": message}
