@@ -12,8 +12,9 @@ matrix; the same families as :func:`attnrank_lite.laws.sweeps.point_sweep` with 
 :func:`run_sweep` runs the configurations not yet in the store
 (:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
 each task's row as it finishes. :func:`law_table` fits, per ``(d, eps)``, the log-log slope of
-each bracket end against ``beta`` with its t-interval (:func:`attnrank_lite.laws.fitting.fit_loglog_slope`)
-and compares it with the law's exponent :math:`(d-1)/2` (``thm-spherical-law``).
+each bracket end against ``beta`` and judges it against the law's exponent :math:`(d-1)/2`
+(``thm-spherical-law``) by the book's one rule (:mod:`attnrank_lite.laws.verdicts`), capped
+rows (:func:`capped`) left out and counted.
 """
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
 from .geometry import random_sphere, well_spread_sphere
-from .law_tables import slope_checks
 from .plots import add_reference_slope, plot_brackets
-from .sweeps import _point_task, point_task_memory, slope_table
+from .spectra import harmonic_count
+from .sweeps import _point_task, point_task_memory
+from .verdicts import SLOPE_COLUMNS, capped_rows, judge_slope
 
 __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "task_cost", "sweep_task",
-           "sweep_rows", "run_sweep", "law_table", "law_scale_figure", "store_summary"]
+           "sweep_rows", "run_sweep", "certificate_count", "capped", "law_table", "law_scale_figure", "store_summary"]
 
 #: point sets a sweep can use
 POINTS = ("well-spread", "random")
@@ -185,32 +187,67 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
             "code_hash": code, "wall_s": wall}
 
 
-def law_table(df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    r"""Slope of each bracket end against ``beta`` per ``(d, n, points, eps)``, against :math:`(d-1)/2`.
+def certificate_count(df: pd.DataFrame) -> np.ndarray:
+    r"""The harmonic count :math:`N(d,\le L)` of each row's upper certificate (nan when unknown).
+
+    A row whose upper end comes from the harmonic family of degree ``L`` (column ``degree``)
+    has the rank of the span of all harmonics of degree at most ``L``
+    (:func:`attnrank_lite.laws.spectra.harmonic_count`); once that count reaches ``n`` the
+    certificate is the trivial one, rank ``n``. Rows without a degree (an l1 fit, or tables
+    without the column) give nan: only their upper end can mark them capped.
+    """
+    if "degree" not in df.columns:
+        return np.full(len(df), np.nan)
+    return np.array([np.nan if pd.isna(L) else float(harmonic_count(int(L), int(d)))
+                     for d, L in zip(df["d"], df["degree"])], dtype=np.float64)
+
+
+def capped(df: pd.DataFrame) -> np.ndarray:
+    """Rows whose upper certificate is capped (``upper >= n`` or its harmonic count ``>= n``),
+    by the book's rule (:func:`attnrank_lite.laws.verdicts.capped_rows`)."""
+    n = df["n_points"] if "n_points" in df.columns else df["n"]
+    return capped_rows(df["upper"], n, count=certificate_count(df))
+
+
+def law_table(df: pd.DataFrame) -> pd.DataFrame:
+    r"""Slope of each bracket end against ``beta`` per ``(d, n, point set, eps)``, judged by the
+    book's rule against :math:`(d-1)/2` (:func:`attnrank_lite.laws.verdicts.judge_slope`).
+
+    Rows whose upper certificate is capped (:func:`capped`) are left out of both ends' fits
+    and counted in ``left_out``: their upper end is tied to ``n``, not to the law, and the row
+    is at a beta where ``n`` may be the binding term of :math:`\min\{n, \cdot\}`.
 
     Parameters
     ----------
     df : pandas.DataFrame
-        Stored rows (:func:`attnrank_lite.laws.law_store.read_store`) of one code hash.
+        Stored rows (:func:`attnrank_lite.laws.law_store.read_store`) of one code hash, or
+        :func:`sweep_rows`; columns d, n, beta, eps, lower, upper (``points``, ``degree`` and
+        ``n_points`` when present).
 
     Returns
     -------
     pandas.DataFrame
-        d, n, points, eps, end, slope, ci_low, ci_high, points_fitted, beta_min, beta_max,
-        reference (= (d-1)/2), reference_in_ci.
+        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS` (slope, ci_low, ci_high, points
+        (rows fitted), reference (= (d-1)/2), left_out, verdict), then d, n, point_set, eps,
+        end, beta_min, beta_max.
     """
+    df = df.reset_index(drop=True)
+    sets = df["points"] if "points" in df.columns else pd.Series("well-spread", index=df.index)
+    out_rows = capped(df)
     parts = []
-    for (d, n, pts), g in df.groupby(["d", "n", "points"]):
+    for (d, n, pts, eps), g in df.assign(_set=sets).groupby(["d", "n", "_set", "eps"]):
         if g["beta"].nunique() < 2:
             continue
-        t = slope_table(g, key="beta", by=("eps",), level=level, reference=(d - 1) / 2)
-        parts.append(t.rename(columns={"points": "points_fitted"}).assign(d=d, n=n, points=pts))
+        for end in ("lower", "upper"):
+            row = judge_slope(g["beta"], g[end], (d - 1) / 2, left_out=out_rows[g.index])
+            row.update(d=int(d), n=int(n), point_set=pts, eps=float(eps), end=end,
+                       beta_min=float(g["beta"].min()), beta_max=float(g["beta"].max()))
+            parts.append(row)
     if not parts:
-        raise ValueError("the store holds no (d, eps) with two or more beta values: nothing to fit")
-    out = slope_checks(pd.concat(parts, ignore_index=True))
-    cols = ["d", "n", "points", "eps", "end", "slope", "ci_low", "ci_high", "points_fitted",
-            "beta_min", "beta_max", "reference", "reference_in_ci"]
-    return out[cols].sort_values(["d", "n", "points", "eps", "end"]).reset_index(drop=True)
+        raise ValueError("the rows hold no (d, eps) with two or more beta values: nothing to fit")
+    cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
+    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"])
+            .reset_index(drop=True))
 
 
 def law_scale_figure(df: pd.DataFrame):

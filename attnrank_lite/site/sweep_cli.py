@@ -5,7 +5,8 @@ Compute (each finished row committed to the store at once; a rerun skips what is
     python -m attnrank_lite sweep --d 2 3 4 5 6 --n 20000 --beta 4 8 16 32 64 --eps 0.1 0.25 \\
         --store laws.sqlite [--workers N | --scheduler tcp://HOST:PORT]
 
-Report (the law table, slopes against (d-1)/2, and the log-log figure)::
+Report (the store's command, the law table judged against (d-1)/2 by the book's one rule with
+capped rows left out, the width trend, and the log-log figure)::
 
     python -m attnrank_lite sweep --report laws.sqlite [--figure laws.png]
 
@@ -69,29 +70,19 @@ def _executor(args):
 
 
 def store_report(store, figure=None, log=print) -> Path:
-    """Print the store's summary and law table; write the figure. Returns the figure path."""
-    from ..laws import law_store, scale  # here, not at the top: every command line starts 1 s faster
+    """Print the store's summary, its command and its law table judged by the book's rule
+    (:func:`attnrank_lite.laws.scale_report.report_lines`); write the figure. Returns the
+    figure path."""
+    from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
 
-    df = law_store.read_store(store)
-    if df.empty:
-        raise ParameterError(f"parameter '--report': the store {store} holds no rows")
-    current = law_store.code_hash()
-    hashes = df.groupby("code_hash")["finished_utc"].max().sort_values()
-    code = current if current in hashes.index else hashes.index[-1]
-    rows = df[df["code_hash"] == code]
-    s = scale.store_summary(rows)
-    log(f"store {store}: {s['rows']} rows under code {code}"
-        f"{' (this code)' if code == current else f' (this code is {current})'}; "
-        f"d {s['d']}, n {s['n']}, beta {s['beta']}, eps {s['eps']}, points {s['points']}, "
-        f"seed {s['seed']}; all verified: {s['all_verified']}; task seconds: wall "
-        f"{s['task_wall_s']:.0f}, CPU {s['task_cpu_s']:.0f}")
-    if len(hashes) > 1:
-        log(f"  (other code hashes in the store, not shown: {', '.join(h for h in hashes.index if h != code)})")
-    table = scale.law_table(rows)
-    log(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    fig = scale.law_scale_figure(rows)
+    try:
+        report = scale_report.stored_report(store)
+    except ValueError as exc:  # no rows, or no (d, eps) with two betas
+        raise ParameterError(f"parameter '--report': {exc}") from None
+    for line in scale_report.report_lines(report, store):
+        log(line)
     path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
-    fig.savefig(path, dpi=120)
+    report["figure"].savefig(path, dpi=120)
     log(f"figure -> {path}")
     return path
 

@@ -13,6 +13,7 @@ from attnrank_lite.engine.streaming import point_bracket
 from attnrank_lite.laws import law_store, scale
 from attnrank_lite.laws import sweeps as sw
 from attnrank_lite.laws.geometry import fibonacci_sphere, well_spread_sphere
+from attnrank_lite.laws.verdicts import SLOPE_COLUMNS
 
 BRACKET = ["lower", "upper", "lower_kind", "upper_source", "verified"]
 
@@ -81,17 +82,76 @@ def test_store_refuses_an_inverted_bracket_and_keeps_committed_rows(tmp_path):
         {(3, 10, 1.0, 0.1, "random", 0)}
 
 
-def test_law_table_recovers_exact_power_laws():
+def _rows(d, betas, lower, upper, n=10 ** 9, eps=0.1, degree=None):
+    return [{"d": d, "n": n, "n_points": n, "points": "well-spread", "eps": eps, "beta": b,
+             "lower": lo, "upper": up, "degree": None if degree is None else degree[i]}
+            for i, (b, lo, up) in enumerate(zip(betas, lower, upper))]
+
+
+def test_law_table_recovers_exact_power_laws_and_judges_them_by_the_rule():
     noise = {64.0: 1.05, 256.0: 0.95, 1024.0: 1.02, 4096.0: 0.98}  # symmetric: the fit stays near
-    rows = [{"d": d, "n": 10 ** 9, "points": "well-spread", "eps": 0.1, "beta": b,
-             "lower": int(round(3 * noise[b] * b ** ((d - 1) / 2))),
-             "upper": int(round(9 * noise[b] * b ** ((d - 1) / 2)))}
-            for d in (3, 5) for b in noise]
+    rows = [r for d in (3, 5) for r in _rows(
+        d, list(noise), [int(round(3 * v * b ** ((d - 1) / 2))) for b, v in noise.items()],
+        [int(round(9 * v * b ** ((d - 1) / 2))) for b, v in noise.items()])]
     t = scale.law_table(pd.DataFrame(rows))
-    assert list(t["d"]) == [3, 3, 5, 5]
+    assert list(t.columns[:7]) == list(SLOPE_COLUMNS)
+    assert list(t["d"]) == [3, 3, 5, 5] and list(t["end"]) == ["lower", "upper"] * 2
     np.testing.assert_allclose(t["slope"], [1.0, 1.0, 2.0, 2.0], atol=0.02)
     assert (t["ci_low"] < t["slope"]).all() and (t["slope"] < t["ci_high"]).all()
-    assert t["reference_in_ci"].all() and list(t["reference"]) == [1.0, 1.0, 2.0, 2.0]
+    assert list(t["verdict"]) == ["inside"] * 4 and list(t["reference"]) == [1.0, 1.0, 2.0, 2.0]
+    assert (t["points"] == 4).all() and (t["left_out"] == 0).all()
+
+
+def test_a_law_table_verdict_can_fail():
+    """Ends growing like beta^1.5 on d = 3 (exponent 1): the rule says above, not inside."""
+    betas = [4.0, 8.0, 16.0, 32.0, 64.0]
+    up = [int(round(5 * b ** 1.5 * (1.03 if i % 2 else 0.97))) for i, b in enumerate(betas)]
+    lo = [int(round(0.5 * b ** 0.5)) + 1 for b in betas]
+    t = scale.law_table(pd.DataFrame(_rows(3, betas, lo, up))).set_index("end")
+    assert t.loc["upper", "verdict"] == "above" and t.loc["upper", "ci_low"] > 1.0
+    assert t.loc["lower", "verdict"] == "below"
+
+
+def test_capped_rows_are_left_out_of_both_fits_and_counted():
+    """d = 6: a harmonic degree-11 certificate spans N(6, <= 11) = 7,371 functions; with n = 6,000
+    it is the trivial one. The fit of the other rows must equal a plain fit without them."""
+    betas = [2.0, 4.0, 8.0, 16.0, 32.0]
+    lower, upper = [7, 17, 67, 150, 224], [27, 182, 1254, 3000, 6000]
+    rows = pd.DataFrame(_rows(6, betas, lower, upper, n=6000, degree=[2, 4, 7, 11, None]))
+    assert list(scale.capped(rows)) == [False, False, False, True, True]  # count, then upper = n
+    t = scale.law_table(rows).set_index("end")
+    assert (t["left_out"] == 2).all() and (t["points"] == 3).all()
+    assert (t["verdict"] == "inconclusive").all()  # 3 points: the rule gives no verdict
+    for end, ends in (("lower", lower), ("upper", upper)):
+        slope = np.polyfit(np.log(betas[:3]), np.log(ends[:3]), 1)[0]
+        assert t.loc[end, "slope"] == pytest.approx(slope)
+
+
+def test_the_harmonic_count_of_a_row_is_the_dimension_of_polynomials_on_the_sphere():
+    """Brute force: the rank of all monomials of degree <= L at many points of S^(d-1)."""
+    from itertools import combinations_with_replacement
+
+    rng = np.random.default_rng(0)
+    for d, L in ((3, 4), (4, 3), (6, 2)):
+        X = rng.standard_normal((400, d))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        cols = [np.prod(X[:, list(c)], axis=1) for k in range(L + 1)
+                for c in combinations_with_replacement(range(d), k)]
+        rank = np.linalg.matrix_rank(np.column_stack(cols))
+        got = scale.certificate_count(pd.DataFrame({"d": [d], "degree": [L]}))
+        assert got[0] == rank
+    assert np.isnan(scale.certificate_count(pd.DataFrame({"d": [3], "degree": [None]}))[0])
+
+
+def test_exactly_geometric_ends_give_a_zero_width_interval_and_need_four_points():
+    """Integer ends 4, 8, 16, 32 lie on one line: the interval has zero width, and with 4 points
+    the rule judges it (slope 1 against 1: inside; against 0.5: above); 3 points: inconclusive."""
+    betas, ends = [2.0, 4.0, 8.0, 16.0], [4, 8, 16, 32]
+    for d, verdict in ((3, "inside"), (2, "above")):
+        t = scale.law_table(pd.DataFrame(_rows(d, betas, ends, ends)))
+        assert (t["ci_high"] - t["ci_low"]).abs().max() < 1e-9 and (t["verdict"] == verdict).all()
+    t = scale.law_table(pd.DataFrame(_rows(3, betas[:3], ends[:3], ends[:3])))
+    assert (t["verdict"] == "inconclusive").all()
 
 
 @pytest.mark.parametrize("args, param", [

@@ -9,19 +9,32 @@ def _memory(v):
     yield dense_need(v["n"], v["n"], "n", "the dense re-verification of a live bracket")
 
 
+#: seconds of the book profile's live sweep on the calibration machine (its costly step)
+BOOK_SWEEP_S = 24.0
+
+
+def _work(d_values, n, betas, eps_values) -> float:
+    """Relative cost of a live sweep: the sum of its tasks' :func:`attnrank_lite.laws.scale.task_cost`."""
+    from ...laws.scale import configurations, task_cost  # here: chapter specs load at every start
+
+    return sum(task_cost(*k) for k in configurations(d_values, n, betas, eps_values))
+
+
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run (24 rows, n = 1000)."""
+    """Seconds of the costly steps, scaled from the book-profile calibration run
+    (16 rows, n = 1000, beta 2 to 16; the d = 5, beta = 16 row dominates)."""
     rows = len(v["d_values"]) * len(v["betas"]) * len(v["eps_values"])
-    yield scaled(19.0, rows * v["n"] ** 2, 24 * 1000 ** 2, "n",
+    yield scaled(BOOK_SWEEP_S, _work(v["d_values"], v["n"], v["betas"], v["eps_values"]),
+                 _work([2, 3, 4, 5], 1000, [2.0, 4.0, 8.0, 16.0], [0.25]), "n",
                  f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
-    yield RuntimeTerm(5.0, "store", "reading the stored sweep, its law table and figures")
+    yield RuntimeTerm(0.5, "store", "reading the stored sweep, its law tables and figures")
 
 
 #: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, load 5-13, December 2026)
+#: start included; 2-core x86_64 shared with other jobs, load about 1, December 2026)
 RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 34.3},
-    {"profile": "quick", "seconds": 16.4},
+    {"profile": "book", "seconds": 28.3},
+    {"profile": "quick", "seconds": 6.3},
 )
 
 SPEC = ChapterSpec(
@@ -32,9 +45,10 @@ SPEC = ChapterSpec(
         Param("d_values", [2, 3, 4, 5], "int_list", "Dimensions of the live sweep (points on S^(d-1)).",
               low=2, high=8, max_len=7),
         Param("n", 1000, "int", "Well-spread points per sphere in the live sweep.", low=50, high=4096),
-        Param("betas", [2.0, 4.0, 8.0], "float_list", "Inverse temperatures of the live sweep.",
-              low=0.5, high=1e3, min_len=2, max_len=8),
-        Param("eps_values", [0.1, 0.25], "float_list", "Error levels of the live sweep.",
+        Param("betas", [2.0, 4.0, 8.0, 16.0], "float_list",
+              "Inverse temperatures of the live sweep (at least 4: the verdict rule needs 4 points).",
+              low=0.5, high=1e3, min_len=4, max_len=8),
+        Param("eps_values", [0.25], "float_list", "Error levels of the live sweep.",
               low=0.01, high=0.99, max_len=4),
         Param("seed", 0, "int", "Seed of the point sets (d >= 5 start from random points).",
               low=0, high=2**32 - 1),
@@ -42,8 +56,9 @@ SPEC = ChapterSpec(
               "Sweep store read for the paper table (relative to the repository root)."),
     ),
     profiles={
-        "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0], "eps_values": [0.25]},
-        "paper": {"d_values": [2, 3, 4, 5, 6], "n": 3000, "betas": [2.0, 4.0, 8.0, 16.0]},
+        "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0, 16.0]},
+        "paper": {"d_values": [2, 3, 4, 5, 6], "n": 3000, "betas": [2.0, 4.0, 8.0, 16.0],
+                  "eps_values": [0.1, 0.25]},
     },
     memory=_memory,
     runtime=_runtime,

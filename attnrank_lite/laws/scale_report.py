@@ -1,0 +1,203 @@
+r"""Chapter 7's tables, figures and quoted numbers, and the text of ``sweep --report``.
+
+Two law tables are reported the same way (:func:`law_report`): a sweep's rows
+(:func:`attnrank_lite.laws.scale.sweep_rows`, computed live) and a stored sweep
+(:func:`stored_report`, read from a :mod:`attnrank_lite.laws.law_store` file). Each table is
+judged by the book's one rule (:func:`attnrank_lite.laws.scale.law_table`, capped rows left
+out and counted), printed with its own command, and with the width trend upper/lower per beta
+and :data:`attnrank_lite.laws.verdicts.WIDTH_SENTENCE`. Every number a sentence quotes is
+returned as a string ready for ``myst_nb.glue``, so prose and tables agree on any rerun.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import law_store, scale
+from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
+
+__all__ = ["sweep_command", "verdict_text", "capped_text", "width_table", "width_text",
+           "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
+
+
+def _num(x) -> str:
+    return f"{x:g}"
+
+
+def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0,
+                  store="laws.sqlite") -> str:
+    """The ``sweep`` command line that computes these configurations (as it would be typed)."""
+    parts = ["python -m attnrank_lite sweep", "--d", *map(str, d_values), "--n", str(n),
+             "--beta", *map(_num, betas), "--eps", *map(_num, eps_values)]
+    if points != "well-spread":
+        parts += ["--points", str(points)]
+    if int(seed) != 0:
+        parts += ["--seed", str(seed)]
+    return " ".join([*parts, "--store", str(store)])
+
+
+def verdict_text(law: pd.DataFrame) -> str:
+    """``"inside for 3, above for 2, below for 1 and inconclusive for 6 of 12"``: counts of
+    the ``verdict`` column (:func:`attnrank_lite.laws.verdicts.verdict_counts`)."""
+    c = verdict_counts(law["verdict"])
+    words = [f"{w} for {c[w]}" for w in ("inside", "above", "below", "inconclusive")]
+    return ", ".join(words[:-1]) + f" and {words[-1]} of {c['total']}"
+
+
+def capped_text(rows: pd.DataFrame) -> str:
+    """The capped rows (:func:`attnrank_lite.laws.scale.capped`), one phrase each:
+    ``"d = 6, β = 16, ε = 0.1: [224, 6,000], harmonic degree 11, count 7,371 ≥ n = 6,000
+    (the law's term (1+β)^((d-1)/2) = 1,192)"``;
+    ``"none"`` when no row is capped."""
+    rows = rows.reset_index(drop=True)
+    out = scale.capped(rows)
+    count = scale.certificate_count(rows)
+    n = rows["n_points"] if "n_points" in rows.columns else rows["n"]
+    parts = []
+    for i in np.flatnonzero(out):
+        r = rows.iloc[i]
+        why = (f"count {int(count[i]):,} ≥ n = {int(n.iloc[i]):,}" if np.isfinite(count[i])
+               and count[i] >= n.iloc[i] else f"upper = n = {int(n.iloc[i]):,}")
+        src = f", {r['upper_source']}" if "upper_source" in rows.columns else ""
+        term = (1.0 + float(r["beta"])) ** ((int(r["d"]) - 1) / 2)
+        parts.append(f"d = {int(r['d'])}, β = {r['beta']:g}, ε = {r['eps']:g}: "
+                     f"[{int(r['lower']):,}, {int(r['upper']):,}]{src}, {why} "
+                     f"(the law's term (1+β)^((d-1)/2) = {term:,.0f})")
+    return "; ".join(parts) if parts else "none"
+
+
+def width_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Width upper/lower per beta (columns ``beta = ...``), one row per ``(d, eps)``
+    (:func:`attnrank_lite.laws.verdicts.width_trend`, transposed to read along a row)."""
+    labels = [f"d = {int(d)}, eps = {e:g}" for d, e in zip(rows["d"], rows["eps"])]
+    w = width_trend(rows["beta"], rows["lower"], rows["upper"], group=labels).T
+    w.columns = [f"beta = {b:g}" for b in w.columns]
+    w.index.name = "d, eps"
+    return w
+
+
+def width_text(rows: pd.DataFrame) -> str:
+    """Per d, the width upper/lower at the first and the last beta (range over eps):
+    ``"d = 6: 2.3–3.9 (β = 2) → 27–53 (β = 16)"``."""
+    w = rows.assign(width=rows["upper"] / rows["lower"])
+    parts = []
+    for d, g in w.groupby("d"):
+        ends = []
+        for b in (g["beta"].min(), g["beta"].max()):
+            x = g.loc[g["beta"] == b, "width"]
+            lo, hi = float(x.min()), float(x.max())
+            ends.append((f"{lo:.2g}" if np.isclose(lo, hi) else f"{lo:.2g}–{hi:.2g}") + f" (β = {b:g})")
+        parts.append(f"d = {int(d)}: " + " → ".join(ends))
+    return "; ".join(parts)
+
+
+def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
+    """Law table, width trend, figure and glued strings of one sweep's rows.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Rows of one code (:func:`attnrank_lite.laws.scale.sweep_rows` or a store's).
+    command : str
+        The command that computes these rows (printed with the table).
+    prefix : str
+        Prefix of the glue names (``f"{prefix}_verdicts"`` ...).
+
+    Returns
+    -------
+    dict
+        ``command``, ``law`` (:func:`attnrank_lite.laws.scale.law_table`), ``width``
+        (:func:`width_table`), ``figure``, ``glue`` (name -> plain text): ``_rows``,
+        ``_verdicts`` (:func:`verdict_text`), ``_fitted``, ``_off`` (ends judged above or
+        below), ``_exact`` (ends with a zero-width interval: their points on one line),
+        ``_capped`` (count of capped rows), ``_capped_rows`` (:func:`capped_text`),
+        ``_width`` (:func:`width_text`), ``_width_sentence``.
+    """
+    law = scale.law_table(rows)
+    c = verdict_counts(law["verdict"])
+    glue = {"rows": str(len(rows)), "verdicts": verdict_text(law),
+            "fitted": str(c["total"]), "off": str(c["above"] + c["below"]),
+            "exact": str(int(((law["ci_high"] - law["ci_low"]).abs() <= 1e-9).sum())),
+            "capped": str(int(scale.capped(rows.reset_index(drop=True)).sum())),
+            "capped_rows": capped_text(rows), "width": width_text(rows),
+            "width_sentence": WIDTH_SENTENCE}
+    return {"command": command, "law": law, "width": width_table(rows),
+            "figure": scale.law_scale_figure(rows),
+            "glue": {f"{prefix}_{k}": v for k, v in glue.items()}}
+
+
+def live_report(d_values, n, betas, eps_values, seed=0, executor=None,
+                prefix="live") -> dict:
+    """A sweep computed now (:func:`attnrank_lite.laws.scale.sweep_rows`) and its
+    :func:`law_report`, plus ``rows``; raises ``AssertionError`` if a row is unverified."""
+    rows = scale.sweep_rows(d_values, n, betas, eps_values, seed=seed, executor=executor)
+    assert rows["verified"].all(), "a live bracket failed its re-verification"
+    out = law_report(rows, sweep_command(d_values, n, betas, eps_values, seed=seed), prefix)
+    return {"rows": rows, **out}
+
+
+def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
+    """Rows of one code hash of a store: this build's if stored, else the latest run's.
+
+    Returns
+    -------
+    (rows, run, code)
+        The rows, the last ``runs`` record of that code (its ``command``, ``executor``,
+        ``wall_s`` ...; a record of nans when the store has none), and the code hash.
+    """
+    df = law_store.read_store(path)
+    if df.empty:
+        raise ValueError(f"the store {path} holds no rows")
+    current = law_store.code_hash()
+    hashes = df.groupby("code_hash")["finished_utc"].max().sort_values()
+    code = current if current in hashes.index else hashes.index[-1]
+    runs = law_store.read_runs(path)
+    runs = runs[runs["code_hash"] == code]
+    run = (runs.iloc[-1] if len(runs) else
+           pd.Series({c: np.nan for c in ("command", "executor", "finished_utc", "wall_s", "computed")}))
+    return df[df["code_hash"] == code].reset_index(drop=True), run, code
+
+
+def stored_report(path, prefix="paper") -> dict:
+    """A stored sweep's :func:`law_report` (its own command from the store's ``runs`` table),
+    with ``rows``, ``summary`` (:func:`attnrank_lite.laws.scale.store_summary`), ``run``,
+    ``code``, ``code_now`` and ``other_codes`` (hashes of rows not shown), and glued
+    ``_executor``, ``_wall`` (minutes), ``_cpu`` (CPU-minutes over the tasks), ``_code``,
+    ``_code_now``, ``_same_code``."""
+    rows, run, code = stored_rows(path)
+    others = sorted(set(law_store.read_store(path)["code_hash"]) - {code})
+    summary = scale.store_summary(rows)
+    now = law_store.code_hash()
+    out = law_report(rows, str(run["command"]), prefix)
+    out["glue"].update({f"{prefix}_{k}": v for k, v in {
+        "executor": str(run["executor"]), "wall": f"{float(run['wall_s']) / 60:.1f}",
+        "cpu": f"{summary['task_cpu_s'] / 60:.1f}", "code": str(code), "code_now": str(now),
+        "same_code": "the same" if code == now else "not the same"}.items()})
+    return {"rows": rows, "summary": summary, "run": run, "code": code, "code_now": now,
+            "other_codes": others, **out}
+
+
+def report_lines(report: dict, name) -> list[str]:
+    """The text of ``sweep --report`` for a :func:`stored_report`: what the store holds, its
+    command, the law table (columns of the rule first), the capped rows left out, the verdict
+    counts, the width trend and :data:`attnrank_lite.laws.verdicts.WIDTH_SENTENCE`."""
+    s, code, now, g = report["summary"], report["code"], report["code_now"], report["glue"]
+    p = next(k for k in g if k.endswith("_verdicts"))[:-len("_verdicts")]
+    fmt = {"float_format": lambda x: f"{x:.3f}", "index": False}
+    return [
+        f"store {Path(name)}: {s['rows']} rows under code {code}"
+        f"{' (this code)' if code == now else f' (this code is {now})'}; d {s['d']}, n {s['n']}, "
+        f"beta {s['beta']}, eps {s['eps']}, points {s['points']}, seed {s['seed']}; all verified: "
+        f"{s['all_verified']}; task seconds: wall {s['task_wall_s']:.0f}, CPU {s['task_cpu_s']:.0f}",
+        *([f"  (other code hashes in the store, not shown: {', '.join(report['other_codes'])})"]
+          if report.get("other_codes") else []),
+        f"command: {report['command']}",
+        report["law"].to_string(**fmt),
+        f"capped rows left out of the fits ({g[p + '_capped']}): {g[p + '_capped_rows']}",
+        f"verdicts against (d-1)/2: {g[p + '_verdicts']} fitted ends",
+        "width upper/lower per beta:",
+        report["width"].to_string(float_format=lambda x: f"{x:.2f}"),
+        WIDTH_SENTENCE,
+    ]
