@@ -18,7 +18,7 @@ import pandas as pd
 from . import law_store, scale
 from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
-__all__ = ["sweep_command", "verdict_text", "capped_text", "width_table", "width_text",
+__all__ = ["sweep_command", "verdict_text", "one_plus_slope", "capped_text", "width_table", "width_text",
            "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
 
 
@@ -93,6 +93,14 @@ def width_text(rows: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
+def one_plus_slope(betas) -> float:
+    r"""Least-squares slope of :math:`\log(1+\beta)` on :math:`\log\beta` over the distinct
+    ``betas``: an exact :math:`(1+\beta)^{k}` has the finite-range slope ``k`` times this
+    against :math:`\log\beta` (the law is stated in :math:`1+\beta`, the fits are in beta)."""
+    b = np.unique(np.asarray(betas, dtype=np.float64))
+    return float(np.polyfit(np.log(b), np.log1p(b), 1)[0])
+
+
 def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
     """Law table, width trend, figure and glued strings of one sweep's rows.
 
@@ -112,6 +120,7 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
         (:func:`width_table`), ``figure``, ``glue`` (name -> plain text): ``_rows``,
         ``_verdicts`` (:func:`verdict_text`), ``_fitted``, ``_off`` (ends judged above or
         below), ``_exact`` (ends with a zero-width interval: their points on one line),
+        ``_one_plus`` (:func:`one_plus_slope` over the rows' betas),
         ``_capped`` (count of capped rows), ``_capped_rows`` (:func:`capped_text`),
         ``_width`` (:func:`width_text`), ``_width_sentence``.
     """
@@ -120,6 +129,7 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
     glue = {"rows": str(len(rows)), "verdicts": verdict_text(law),
             "fitted": str(c["total"]), "off": str(c["above"] + c["below"]),
             "exact": str(int(((law["ci_high"] - law["ci_low"]).abs() <= 1e-9).sum())),
+            "one_plus": f"{one_plus_slope(rows['beta']):.2f}",
             "capped": str(int(scale.capped(rows.reset_index(drop=True)).sum())),
             "capped_rows": capped_text(rows), "width": width_text(rows),
             "width_sentence": WIDTH_SENTENCE}

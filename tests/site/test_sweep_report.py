@@ -67,3 +67,17 @@ def test_the_glued_verdict_counts_are_those_of_the_verdict_column(store):
         assert f"{w} for {words.count(w)}" in text
     assert text.endswith(f"of {len(words)}")
     assert rep["glue"]["x_capped"] == str(int(rep["law"]["left_out"].max()))
+
+
+def test_an_exact_law_in_one_plus_beta_has_the_quoted_finite_range_slope():
+    """The page says an exact (1+beta)^k shows k times one_plus_slope against log beta."""
+    import pandas as pd
+
+    from attnrank_lite.laws import scale
+
+    betas = [2.0, 4.0, 8.0, 16.0]
+    ends = [int(round(1e6 * (1 + b) ** 1.5)) for b in betas]  # d = 4: k = 1.5
+    rows = pd.DataFrame({"d": 4, "n": 10 ** 9, "eps": 0.1, "beta": betas, "lower": ends, "upper": ends})
+    slope = scale.law_table(rows)["slope"].iloc[0]
+    assert slope == pytest.approx(1.5 * scale_report.one_plus_slope(betas), rel=1e-5)
+    assert scale_report.one_plus_slope(betas) < 0.9  # noticeably below 1 on this range

@@ -65,7 +65,10 @@ SPEC = ChapterSpec(
     runtime_error=2.0,
     code={
         "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
-                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.law_store.read_store",
+                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.scale.capped",
+                              "attnrank_lite.laws.verdicts.judge_slope",
+                              "attnrank_lite.laws.scale_report.law_report",
+                              "attnrank_lite.laws.law_store.read_store",
                               "attnrank_lite.engine.parallel.run_tasks"],
     },
 )
