@@ -251,10 +251,13 @@ def law_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def law_scale_figure(df: pd.DataFrame):
-    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``."""
+    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``;
+    capped rows (:func:`capped`, left out of the fits) are circled in black."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
+    df = df.reset_index(drop=True)
+    df = df.assign(_capped=capped(df))
     ds = sorted(df["d"].unique())
     cols = min(3, len(ds))
     rows = -(-len(ds) // cols)
@@ -266,6 +269,10 @@ def law_scale_figure(df: pd.DataFrame):
             first = h.sort_values("beta").iloc[0]
             add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
                                 label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
+        cap = g[g["_capped"]]
+        if len(cap):
+            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
+                    label="capped: left out of the fits")
         betas = sorted(g["beta"].unique())
         ax.set_xticks(betas, [f"{b:g}" for b in betas])
         ax.xaxis.set_minor_formatter(NullFormatter())

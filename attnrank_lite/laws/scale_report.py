@@ -18,7 +18,7 @@ import pandas as pd
 from . import law_store, scale
 from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
-__all__ = ["sweep_command", "verdict_text", "one_plus_slope", "capped_text", "width_table", "width_text",
+__all__ = ["sweep_command", "verdict_text", "one_plus_slope", "with_caps", "capped_text", "width_table", "width_text",
            "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
 
 
@@ -101,6 +101,14 @@ def one_plus_slope(betas) -> float:
     return float(np.polyfit(np.log(b), np.log1p(b), 1)[0])
 
 
+def with_caps(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with the columns ``harmonic_count`` (:func:`attnrank_lite.laws.scale.certificate_count`)
+    and ``capped`` (:func:`attnrank_lite.laws.scale.capped`): what a reader of a results table
+    needs to see which rows the fits left out."""
+    rows = rows.reset_index(drop=True)
+    return rows.assign(harmonic_count=scale.certificate_count(rows), capped=scale.capped(rows))
+
+
 def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
     """Law table, width trend, figure and glued strings of one sweep's rows.
 
@@ -116,7 +124,8 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
     Returns
     -------
     dict
-        ``command``, ``law`` (:func:`attnrank_lite.laws.scale.law_table`), ``width``
+        ``command``, ``rows`` (:func:`with_caps`), ``law``
+        (:func:`attnrank_lite.laws.scale.law_table`), ``width``
         (:func:`width_table`), ``figure``, ``glue`` (name -> plain text): ``_rows``,
         ``_verdicts`` (:func:`verdict_text`), ``_fitted``, ``_off`` (ends judged above or
         below), ``_exact`` (ends with a zero-width interval: their points on one line),
@@ -124,6 +133,7 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
         ``_capped`` (count of capped rows), ``_capped_rows`` (:func:`capped_text`),
         ``_width`` (:func:`width_text`), ``_width_sentence``.
     """
+    rows = with_caps(rows)
     law = scale.law_table(rows)
     c = verdict_counts(law["verdict"])
     glue = {"rows": str(len(rows)), "verdicts": verdict_text(law),
@@ -133,7 +143,7 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
             "capped": str(int(scale.capped(rows.reset_index(drop=True)).sum())),
             "capped_rows": capped_text(rows), "width": width_text(rows),
             "width_sentence": WIDTH_SENTENCE}
-    return {"command": command, "law": law, "width": width_table(rows),
+    return {"command": command, "rows": rows, "law": law, "width": width_table(rows),
             "figure": scale.law_scale_figure(rows),
             "glue": {f"{prefix}_{k}": v for k, v in glue.items()}}
 
@@ -141,11 +151,11 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
 def live_report(d_values, n, betas, eps_values, seed=0, executor=None,
                 prefix="live") -> dict:
     """A sweep computed now (:func:`attnrank_lite.laws.scale.sweep_rows`) and its
-    :func:`law_report`, plus ``rows``; raises ``AssertionError`` if a row is unverified."""
+    :func:`law_report`; raises ``AssertionError`` if a row is unverified."""
     rows = scale.sweep_rows(d_values, n, betas, eps_values, seed=seed, executor=executor)
     assert rows["verified"].all(), "a live bracket failed its re-verification"
     out = law_report(rows, sweep_command(d_values, n, betas, eps_values, seed=seed), prefix)
-    return {"rows": rows, **out}
+    return out
 
 
 def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
@@ -172,7 +182,7 @@ def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
 
 def stored_report(path, prefix="paper") -> dict:
     """A stored sweep's :func:`law_report` (its own command from the store's ``runs`` table),
-    with ``rows``, ``summary`` (:func:`attnrank_lite.laws.scale.store_summary`), ``run``,
+    with ``summary`` (:func:`attnrank_lite.laws.scale.store_summary`), ``run``,
     ``code``, ``code_now`` and ``other_codes`` (hashes of rows not shown), and glued
     ``_executor``, ``_wall`` (minutes), ``_cpu`` (CPU-minutes over the tasks), ``_code``,
     ``_code_now``, ``_same_code``."""
@@ -185,7 +195,7 @@ def stored_report(path, prefix="paper") -> dict:
         "executor": str(run["executor"]), "wall": f"{float(run['wall_s']) / 60:.1f}",
         "cpu": f"{summary['task_cpu_s'] / 60:.1f}", "code": str(code), "code_now": str(now),
         "same_code": "the same" if code == now else "not the same"}.items()})
-    return {"rows": rows, "summary": summary, "run": run, "code": code, "code_now": now,
+    return {"summary": summary, "run": run, "code": code, "code_now": now,
             "other_codes": others, **out}
 
 
