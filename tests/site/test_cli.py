@@ -30,7 +30,7 @@ def test_list_names_every_chapter_and_parameter():
 
 @pytest.mark.parametrize("args,needle", [
     (["-p", "bta", "3"], "unknown parameter 'bta'"),
-    (["-p", "eps", "abc"], "parameter 'eps' must be a number >= 0 and <= 0.999; got 'abc'"),
+    (["-p", "eps", "abc"], "parameter 'eps' must be a number >= 1e-06 and <= 0.999; got 'abc'"),
     (["-p", "eps", "1.5"], "parameter 'eps' must be a number"),
     (["-p", "n", "3.5"], "parameter 'n' must be an integer"),
     (["-p", "eps_values", "[0.1, -1]"], "parameter 'eps_values' must be a list"),
