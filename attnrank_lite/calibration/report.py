@@ -289,7 +289,7 @@ def chapter_study(model, tokenizer, info, texts, params) -> dict:
     model, tokenizer, info, texts
         As for ``run_study``.
     params : object or mapping
-        The validated chapter parameters (attributes or keys named in :data:`STUDY_PARAMETERS`).
+        The validated chapter parameters (attributes or keys named in ``STUDY_PARAMETERS``).
     """
     from .study import run_study
 
