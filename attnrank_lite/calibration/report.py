@@ -277,7 +277,7 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
 #: the chapter parameters passed on to :func:`attnrank_lite.calibration.study.run_study`
 STUDY_PARAMETERS = ("layers", "heads", "multipliers", "eps", "tau", "bracket_sequences", "max_tokens",
                     "max_degree", "tau_values")
-#: largest entry of |A_rebuilt - A_model| the chapter accepts (float32 model against float64 rebuild)
+#: largest entry of ``abs(A_rebuilt - A_model)`` the chapter accepts (float32 model against float64 rebuild)
 RECOMPUTE_THRESHOLD = 1e-5
 
 
