@@ -7,18 +7,21 @@ transaction as soon as the task returns, so a sweep killed with SIGKILL loses at
 still in flight: SQLite's write-ahead log (``journal_mode=WAL``, ``synchronous=FULL``) keeps
 every committed transaction and leaves the file readable after a crash of the writer.
 
-The code hash (:func:`code_hash`) is the SHA-256 of the source of the subpackages that compute
-a bracket (``engine/`` and ``laws/``); a rerun skips the configurations already stored under
-the same hash and recomputes them after the mathematics changed.
+The code hash (:func:`code_hash`) is the code identity of a row
+(:mod:`attnrank_lite.laws.code_identity`): the SHA-256 of the syntax trees, docstrings removed,
+of the package modules the row's computation imports. A rerun skips the configurations already
+stored under the same hash and recomputes them after that code changed; a docstring, a comment
+or a module the computation does not import leaves the hash alone.
 """
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import time
 from pathlib import Path
 
 import pandas as pd
+
+from .code_identity import code_identity
 
 __all__ = ["COLUMNS", "KEY", "code_hash", "open_store", "stored_keys", "insert_rows", "record_run",
            "read_store", "read_runs"]
@@ -49,13 +52,10 @@ CREATE TABLE IF NOT EXISTS runs (
 
 
 def code_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the ``engine/`` and ``laws/`` sources, files in path order."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for sub in ("engine", "laws"):
-        for p in sorted((root / sub).rglob("*.py")):
-            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    """The code identity of a row (:func:`attnrank_lite.laws.code_identity.code_identity`): the
+    SHA-256 (first 16 hex digits) of the docstring-free syntax trees of the modules a row's
+    computation imports."""
+    return code_identity()
 
 
 def open_store(path) -> sqlite3.Connection:

@@ -29,13 +29,12 @@ from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
 from .geometry import random_sphere, well_spread_sphere
-from .plots import add_reference_slope, plot_brackets
 from .spectra import harmonic_count
 from .sweeps import _point_task, point_task_memory
 from .verdicts import SLOPE_COLUMNS, capped_rows, judge_slope
 
 __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "task_cost", "sweep_task",
-           "sweep_rows", "run_sweep", "certificate_count", "capped", "law_table", "law_scale_figure", "store_summary"]
+           "sweep_rows", "run_sweep", "certificate_count", "capped", "law_table", "store_summary"]
 
 #: point sets a sweep can use
 POINTS = ("well-spread", "random")
@@ -248,40 +247,6 @@ def law_table(df: pd.DataFrame) -> pd.DataFrame:
     cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
     return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"])
             .reset_index(drop=True))
-
-
-def law_scale_figure(df: pd.DataFrame):
-    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``;
-    capped rows (:func:`capped`, left out of the fits) are circled in black."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter
-
-    df = df.reset_index(drop=True)
-    df = df.assign(_capped=capped(df))
-    ds = sorted(df["d"].unique())
-    cols = min(3, len(ds))
-    rows = -(-len(ds) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False)
-    for ax, d in zip(axes.flat, ds):
-        g = df[df["d"] == d]
-        for i, (eps, h) in enumerate(g.groupby("eps")):
-            plot_brackets(ax, h, label=f"eps = {eps:g}", color=f"C{i}")
-            first = h.sort_values("beta").iloc[0]
-            add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
-                                label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
-        cap = g[g["_capped"]]
-        if len(cap):
-            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
-                    label="capped: left out of the fits")
-        betas = sorted(g["beta"].unique())
-        ax.set_xticks(betas, [f"{b:g}" for b in betas])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(f"d = {d}, n = {int(g['n'].max()):,}")
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(ds):]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    return fig
 
 
 def store_summary(df: pd.DataFrame) -> dict:

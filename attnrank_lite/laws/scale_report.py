@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from . import law_store, scale
+from .plots import add_reference_slope, plot_brackets
 from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
 __all__ = ["sweep_command", "verdict_text", "one_plus_slope", "with_caps", "capped_text", "width_table", "width_text",
-           "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
+           "law_scale_figure", "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
 
 
 def _num(x) -> str:
@@ -109,6 +110,40 @@ def with_caps(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(harmonic_count=scale.certificate_count(rows), capped=scale.capped(rows))
 
 
+def law_scale_figure(df: pd.DataFrame):
+    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``;
+    capped rows (:func:`attnrank_lite.laws.scale.capped`, left out of the fits) are circled in black."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    df = df.reset_index(drop=True)
+    df = df.assign(_capped=scale.capped(df))
+    ds = sorted(df["d"].unique())
+    cols = min(3, len(ds))
+    rows = -(-len(ds) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False)
+    for ax, d in zip(axes.flat, ds):
+        g = df[df["d"] == d]
+        for i, (eps, h) in enumerate(g.groupby("eps")):
+            plot_brackets(ax, h, label=f"eps = {eps:g}", color=f"C{i}")
+            first = h.sort_values("beta").iloc[0]
+            add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
+                                label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
+        cap = g[g["_capped"]]
+        if len(cap):
+            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
+                    label="capped: left out of the fits")
+        betas = sorted(g["beta"].unique())
+        ax.set_xticks(betas, [f"{b:g}" for b in betas])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"d = {d}, n = {int(g['n'].max()):,}")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(ds):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
 def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
     """Law table, width trend, figure and glued strings of one sweep's rows.
 
@@ -144,7 +179,7 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
             "capped_rows": capped_text(rows), "width": width_text(rows),
             "width_sentence": WIDTH_SENTENCE}
     return {"command": command, "rows": rows, "law": law, "width": width_table(rows),
-            "figure": scale.law_scale_figure(rows),
+            "figure": law_scale_figure(rows),
             "glue": {f"{prefix}_{k}": v for k, v in glue.items()}}
 
 

@@ -1,0 +1,123 @@
+"""The code identity of a stored sweep row: what must change for a stored row to be recomputed.
+
+A row of the stored sweep (:mod:`attnrank_lite.laws.scale`) depends on the code that computes
+it, not on its comments, docstrings or formatting, nor on modules it never imports. The
+identity is therefore the SHA-256 of the *abstract syntax trees, docstrings removed*, of every
+package module in the static import closure of the row's entry module (imports at module level
+and inside functions, relative or absolute, and the ``__init__`` of every package that import
+executes), in module-name order.
+
+Statement (what the identity guarantees): if two checkouts give the same identity, every module
+Python can load while computing a row (through the import statements of the package) has the
+same syntax tree up to docstrings, so the same code runs. Code reached other than by an import
+statement (``importlib.import_module`` of a computed name, ``exec``) is not seen: the package's
+mathematics uses none.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+
+__all__ = ["PACKAGE", "ROW_ENTRY", "module_path", "imported_modules", "import_closure",
+           "normalised_tree", "code_identity"]
+
+#: the top-level package whose modules are followed
+PACKAGE = "attnrank_lite"
+
+#: the module whose code computes a stored sweep row (its ``sweep_task``)
+ROW_ENTRY = "attnrank_lite.laws.scale"
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def module_path(name: str, root: Path = _ROOT) -> Path | None:
+    """The source file of package module ``name`` under ``root`` (``None`` when there is none)."""
+    base = root.joinpath(*name.split("."))
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+def _absolute(name: str, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from ... import`` in module ``name`` refers to."""
+    if not node.level:
+        return node.module or ""
+    is_package = name.endswith(".__init__")
+    parts = name.removesuffix(".__init__").split(".")
+    keep = len(parts) - node.level + (1 if is_package else 0)
+    return ".".join(parts[:keep] + ([node.module] if node.module else []))
+
+
+def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
+    """Package modules that the import statements of ``tree`` (module ``name``) load.
+
+    ``from X import y`` counts ``X`` and, where ``X.y`` is itself a module, ``X.y``; every
+    parent package of a module counts too (Python executes its ``__init__``).
+    """
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(name, node)
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    out = set()
+    for mod in found:
+        parts = mod.split(".")
+        if parts[0] != PACKAGE:
+            continue
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return {m for m in out if module_path(m, root) is not None}
+
+
+def _key(name: str, path: Path) -> str:
+    """Module name, with ``.__init__`` for a package (so relative imports resolve from it)."""
+    return name + ".__init__" if path.name == "__init__.py" else name
+
+
+def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path]:
+    """Every package module under ``root`` reachable from ``entry`` through import statements,
+    name -> path."""
+    seen: dict[str, Path] = {}
+    todo = [entry]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = module_path(name, root)
+        if path is None:
+            raise ValueError(f"entry: no module {name!r} under {root}")
+        seen[name] = path
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        todo.extend(imported_modules(_key(name, path), tree, root) - seen.keys())
+    return dict(sorted(seen.items()))
+
+
+def _drop_docstring(body: list) -> list:
+    first = body[0] if body else None
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return body[1:] or [ast.Pass()]
+    return body
+
+
+def normalised_tree(source: str) -> str:
+    """``ast.dump`` of ``source`` with the docstrings of the module, classes and functions removed
+    (comments, blank lines and formatting are not in a syntax tree; positions are not dumped)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = _drop_docstring(node.body)
+    return ast.dump(tree, include_attributes=False)
+
+
+def code_identity(entry: str = ROW_ENTRY, root: Path = _ROOT) -> str:
+    """SHA-256 (first 16 hex digits) of the docstring-free syntax trees of
+    ``import_closure(entry, root)`` (``root``: the folder holding the package)."""
+    h = hashlib.sha256()
+    for name, path in import_closure(entry, root).items():
+        h.update(name.encode() + b"\0" + normalised_tree(path.read_text(encoding="utf-8")).encode() + b"\0")
+    return h.hexdigest()[:16]
