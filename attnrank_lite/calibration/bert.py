@@ -27,10 +27,12 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "BERT_EXTRA_MESSAGE",
     "BUNDLED_NAME",
     "DEFAULT_MODEL",
     "ModelInfo",
     "bundled_model_path",
+    "require_bert_extra",
     "encode",
     "find_local_model",
     "forward_states",
@@ -165,6 +167,19 @@ def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
     return None
 
 
+#: the one line a reader without the ``bert`` extra sees
+BERT_EXTRA_MESSAGE = ('the BERT calibration needs PyTorch and transformers, which this environment lacks: '
+                      'pip install "attnrank-lite[bert]"')
+
+
+def require_bert_extra() -> None:
+    """Raise ``ModuleNotFoundError`` with ``BERT_EXTRA_MESSAGE`` unless ``torch`` and
+    ``transformers`` are importable (checked with ``importlib.util.find_spec``, nothing imported)."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
+
+
 def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: bool = True):
     """Load a BERT-family encoder offline, with eager attention, in evaluation mode.
 
@@ -193,6 +208,7 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
         The folder holds a model that is not BERT-architecture (absolute positions).
     """
     # belt and braces: every call below gets a local path and local_files_only=True
+    require_bert_extra()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings

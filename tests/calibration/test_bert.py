@@ -166,3 +166,14 @@ def test_shipped_corpus_fits_the_token_budget(bundled):
     assert len(passages) >= 64 and len(set(passages)) == len(passages)
     lengths = [len(tok(p)["input_ids"]) for p in passages]
     assert max(lengths) <= 128 and min(lengths) >= 16
+
+
+def test_without_the_bert_extra_one_line_names_the_install(monkeypatch):
+    """Chapter 6 in an environment without torch: the error names the extra to install."""
+    import importlib.util
+
+    from attnrank_lite.calibration import bert
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "attnrank-lite\[bert\]" \(missing: torch\)'):
+        bert.load_model()
