@@ -16,7 +16,7 @@ proven rounding margin :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\m
 to the sample and the search repeats. When the rounds run out, bisection between a failing and
 a passing cut finishes the job.
 
-**Caveat** (the book, chapter 1, :ref:`sec-bracket-certificates`). The row-l1 error of nested
+**Caveat** (the book, chapter 1, :ref:`Certificates <sec-bracket-certificates>`). The row-l1 error of nested
 projections is not monotone in ``k``: the sample phase returns the least member that meets eps,
 but the bisection fallback keeps the invariant ``err(hi) <= eps < err(lo)`` and so returns a
 *valid* member, not always the least.
