@@ -75,7 +75,8 @@ class RankBracket:
     def verify(self, A, eps: float | None = None) -> bool:
         """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
 
-        Each slot accepts only certificates that bound its side: the lower slot a
+        Each slot accepts only the package's own certificate classes (exact type, no subclass) of its
+        side: the lower slot a
         :class:`~attnrank_lite.engine.certificates.LowerCertificate`, the upper slot an
         :class:`~attnrank_lite.engine.certificates.UpperCertificate` (a class property, not
         stored data). The ranks compared are those each certificate's ``certified_rank``
@@ -113,12 +114,16 @@ class RankBracket:
 
 
 def _bounds(cert) -> str:
-    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not a certificate).
+    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not one of ours).
 
-    Read from the class (``isinstance``), never from attributes stored on the object.
+    Read from the exact class, never from attributes stored on the object: only the package's
+    own certificate classes count, a subclass (which could override ``certified_rank``) does not.
     """
-    if isinstance(cert, LowerCertificate) and not isinstance(cert, UpperCertificate):
+    cls = type(cert)
+    if not cls.__module__.startswith("attnrank_lite."):
+        return ""  # a class defined outside the package, a subclass of ours included
+    if issubclass(cls, LowerCertificate) and not issubclass(cls, UpperCertificate):
         return "lower"
-    if isinstance(cert, UpperCertificate) and not isinstance(cert, LowerCertificate):
+    if issubclass(cls, UpperCertificate) and not issubclass(cls, LowerCertificate):
         return "upper"
     return ""

@@ -73,7 +73,16 @@ def _real_number(name: str, value) -> float:
         return _real_number(name, value[()])
     if not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    return float(value)
+    if isinstance(value, np.integer):
+        value = int(value)  # numpy would compare an int64 with a float in float64
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number, got one beyond the float64 range") from None
+    if not (as_float == value or (as_float != as_float and value != value)):
+        raise ValueError(f"{name} must be exactly representable in float64, got {value!r} "
+                         f"(it would round to {as_float!r}); pass a float")
+    return as_float
 
 
 def finite_nonnegative(name: str, value) -> float:
@@ -119,7 +128,7 @@ def real_array(name: str, X, ndim: int | None = None, finite: bool = True) -> np
                         "Pass the real part explicitly if that is what you mean")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
+    arr = _exact_float64(name, arr)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if finite and not np.isfinite(arr).all():
@@ -127,6 +136,27 @@ def real_array(name: str, X, ndim: int | None = None, finite: bool = True) -> np
     if not finite and np.isnan(arr).any():
         raise ValueError(f"{name} must not contain NaN")
     return arr
+
+
+def _exact_float64(name: str, arr: np.ndarray) -> np.ndarray:
+    """``arr`` as float64, refusing (``ValueError``) data the conversion would round.
+
+    Only 64-bit integers (entries beyond ``2**53``) and floats wider than float64
+    (``longdouble``) can round; every other real dtype converts exactly.
+    """
+    out = arr.astype(np.float64, copy=False)
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize >= 8:
+        big = arr[np.abs(out) >= 2.0**53]
+        exact = all(int(x) == int(float(x)) for x in big.ravel().tolist())
+    elif arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+        with np.errstate(over="ignore", invalid="ignore"):
+            exact = np.array_equal(out.astype(arr.dtype), arr, equal_nan=True)
+    else:
+        return out
+    if not exact:
+        raise ValueError(f"{name} must be exactly representable in float64; its {arr.dtype} "
+                         "entries would round (pass float64 data)")
+    return out
 
 
 def real_matrix(name: str, A) -> np.ndarray:

@@ -8,10 +8,11 @@ and the numbers the prose refers to are visible under their names.
 """
 from __future__ import annotations
 
+import re
 from numbers import Number
 from typing import Any
 
-__all__ = ["glue", "glue_code", "HAVE_MYST_NB"]
+__all__ = ["glue", "glue_code", "inline_code", "HAVE_MYST_NB"]
 
 try:
     from myst_nb import glue as _myst_glue
@@ -58,5 +59,18 @@ def glue_code(name: str, text: str) -> None:
         return
     from IPython.display import Markdown
 
-    code = f"`` {text} ``" if "`" in text else f"`{text}`"
-    _myst_glue(name, Markdown(code), display=False)
+    _myst_glue(name, Markdown(inline_code(text)), display=False)
+
+
+def inline_code(text: str) -> str:
+    """Markdown for ``text`` as one inline code span, safe for untrusted text.
+
+    The text (a store's ``runs.command``, a results file's field) may hold backticks, HTML or
+    blank lines. Whitespace runs become one space (a blank line would end the paragraph and
+    with it the span), and the fence is one backtick longer than the longest backtick run in the
+    text, so nothing in it can close the span: inside a code span nothing is HTML.
+    """
+    flat = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {flat} {fence}"

@@ -59,3 +59,58 @@ def test_point_bracket_without_queries_is_the_empty_rank_zero_bracket():
     b = point_bracket(np.zeros((0, 2)), 1.0, 0.1, K=K)
     assert b.lower == b.upper == 0
     assert b.verify(np.zeros((0, 2)), 0.1)
+
+
+# --- issue 24 item 3: inputs whose conversion to float64 is not exact are refused -----------------
+# Facts from the definition: rank_eps([[1/4]]) is 0 for eps >= 1/4 (B = 0 has error exactly 1/4)
+# and 1 below; [[2^53+1, 2^53], [2^53, 2^53]] has determinant 2^53 != 0, so exact rank 2.
+
+def test_inexact_fraction_eps_is_refused():
+    from fractions import Fraction
+
+    A = np.array([[0.25]])
+    b = rank_bracket(A, 0.25)
+    assert b.upper == 0
+    with pytest.raises(ValueError, match="eps"):
+        b.verify(A, Fraction(1, 4) - Fraction(1, 2**80))  # rank_eps = 1 there
+    assert b.verify(A, Fraction(1, 4))  # exactly representable: accepted
+
+
+def test_longdouble_eps_that_rounds_is_refused():
+    A = np.array([[0.25]])
+    b = rank_bracket(A, 0.25)
+    eps = np.longdouble(0.25) - np.longdouble(2.0) ** -62
+    if float(eps) != eps:  # platforms where longdouble is wider than float64
+        with pytest.raises(ValueError, match="eps"):
+            b.verify(A, eps)
+    assert b.verify(A, np.longdouble(0.25))
+
+
+def test_int64_matrix_beyond_two_to_the_53_is_refused():
+    big = 2**53
+    A = np.array([[big + 1, big], [big, big]], dtype=np.int64)
+    assert round(float(np.linalg.det(A.astype(object).astype(float)))) == 0  # float64 loses it
+    b = rank_bracket(np.array([[1.0, 1.0], [1.0, 1.0]]), 0.0)
+    with pytest.raises(ValueError, match="A"):
+        b.verify(A, 0.0)
+    # exactly representable large integers are fine
+    assert rank_bracket(np.array([[2**60, 0], [0, 2**60]], dtype=np.int64), 0.0).lower == 2
+
+
+def test_longdouble_matrix_that_rounds_is_refused():
+    A = np.eye(2, dtype=np.longdouble)
+    A[0, 1] = np.longdouble(1.0) + np.longdouble(2.0) ** -60  # 1 in float64
+    if float(A[0, 1]) != A[0, 1]:  # platforms where longdouble is wider than float64
+        with pytest.raises(ValueError, match="A"):
+            rank_bracket(A, 0.1)
+    assert rank_bracket(np.eye(2, dtype=np.longdouble), 0.1).lower >= 1
+
+
+@pytest.mark.parametrize("eps", [10**400, -(10**400)], ids=["1e400", "-1e400"])
+def test_huge_integer_eps_is_the_documented_error(eps):
+    A = np.array([[0.25]])
+    b = rank_bracket(A, 0.25)
+    with pytest.raises(ValueError, match="eps"):
+        b.verify(A, eps)
+    with pytest.raises(ValueError, match="eps"):
+        rank_bracket(A, eps)

@@ -390,3 +390,37 @@ def test_factor_with_a_lying_shape_does_not_lower_the_claimed_rank():
     b = RankBracket(0.5, NormCertificate(rank=0), forged)
     assert not (b.verify(A, 0.5) and b.upper < genuine.lower)
 
+
+
+def test_bracket_verify_refuses_certificate_subclasses():
+    """issue 24 item 3: ``RankBracket.verify`` dispatches to the certificates' own methods, so a
+    subclass overriding ``certified_rank`` could claim any rank; only the package's own classes
+    (exact type) are accepted."""
+    import dataclasses
+
+    from attnrank_lite.engine.certificates import NormCertificate, SubspaceCertificate
+    from attnrank_lite.engine.certified_bracket import RankBracket
+
+    A = np.eye(3)
+    b = rank_bracket(A, 0.1)
+    assert b.verify(A, 0.1) and b.lower == b.upper == 3
+
+    low_cls = type(b.lower_certificate)
+    up_cls = type(b.upper_certificate)
+
+    class LiarLow(low_cls):
+        def certified_rank(self, A, eps):
+            return 3
+
+    class LiarUp(up_cls):
+        def certified_rank(self, A, eps):
+            return 3
+
+    def clone(cert, cls):
+        return cls(**{f.name: getattr(cert, f.name) for f in dataclasses.fields(cert) if f.init})
+
+    lied_low = RankBracket(0.1, clone(b.lower_certificate, LiarLow), b.upper_certificate)
+    lied_up = RankBracket(0.1, b.lower_certificate, clone(b.upper_certificate, LiarUp))
+    assert not lied_low.verify(A, 0.1)
+    assert not lied_up.verify(A, 0.1)
+    assert NormCertificate and SubspaceCertificate  # the genuine classes stay importable

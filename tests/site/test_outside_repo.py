@@ -96,4 +96,4 @@ def test_glue_code_glues_inline_code(monkeypatch):
     monkeypatch.setattr(g, "_myst_glue", lambda name, value, display: seen.append((name, value.data, display)))
     g.glue_code("a", "run --x 1")
     g.glue_code("b", "echo `date`")
-    assert seen == [("a", "`run --x 1`", False), ("b", "`` echo `date` ``", False)]
+    assert seen == [("a", "` run --x 1 `", False), ("b", "`` echo `date` ``", False)]
