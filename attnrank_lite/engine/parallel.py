@@ -19,12 +19,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from concurrent.futures import Executor, as_completed
+from urllib.parse import urlsplit
 
 from .progress import progress
 
-__all__ = ["TaskTooLarge", "run_tasks", "executor_memory_limit", "dask_executor", "SCHEDULER_ENV",
+__all__ = ["TaskTooLarge", "SchedulerUnreachable", "run_tasks", "executor_memory_limit", "dask_executor",
+           "SCHEDULER_ENV", "CONNECT_TIMEOUT_S", "WORKER_BASE_BYTES", "check_scheduler_address", "max_local_workers",
            "executor_from_env"]
+
+#: seconds a Dask scheduler has to answer (connection and handshake) before the connection is given up
+CONNECT_TIMEOUT_S = 20.0
+
+#: memory a local worker process needs before its first task (Python, numpy, scipy, distributed)
+WORKER_BASE_BYTES = 300 * 2 ** 20
 
 #: environment variable naming a running Dask scheduler (``tcp://HOST:PORT``); papermill kernels
 #: inherit it from the command line
@@ -37,6 +46,68 @@ _ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_
 
 class TaskTooLarge(ValueError):
     """A task's memory estimate exceeds the smallest worker's memory limit (nothing was submitted)."""
+
+
+class SchedulerUnreachable(OSError):
+    """No Dask scheduler answered at the address within :data:`CONNECT_TIMEOUT_S` (or what answered
+    is not one)."""
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it is ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 hosts in brackets,
+    port 1..65535); ``ValueError`` naming ``scheduler`` otherwise."""
+    why = ""
+    try:
+        parts = urlsplit(str(address))
+        port = parts.port
+    except ValueError as exc:
+        parts, port, why = None, None, str(exc)
+    if (parts is None or parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None
+            or not 1 <= port <= 65535 or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise ValueError(f"scheduler must look like tcp://HOST:PORT (port 1..65535, IPv6 as tcp://[::1]:PORT); "
+                         f"got {address!r}" + (f" ({why})" if why else ""))
+    return str(address)
+
+
+def max_local_workers() -> int:
+    """Most local worker processes this machine can start: at most its cores, and at most
+    what its available memory holds at :data:`WORKER_BASE_BYTES` each (at least 1)."""
+    import psutil
+
+    cores = os.cpu_count() or 1
+    by_memory = int(psutil.virtual_memory().available // WORKER_BASE_BYTES)
+    return max(1, min(cores, by_memory))
+
+
+def _connect(address: str, timeout_s: float):
+    """``distributed.Client(address)``, given up after ``timeout_s`` seconds whatever the peer does.
+
+    The connection runs in a daemon thread: a peer that accepts and never answers, or answers
+    with bytes that are not Dask's protocol, raises :class:`SchedulerUnreachable` instead of
+    hanging or allocating what a garbage frame header asks for.
+    """
+    from distributed import Client
+
+    out: dict = {}
+
+    def connect():
+        try:
+            out["client"] = Client(address, timeout=f"{timeout_s}s")
+        except BaseException as exc:  # noqa: BLE001  (reported below, in the caller's thread)
+            out["error"] = exc
+
+    thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout_s + 5.0)
+    if thread.is_alive():
+        raise SchedulerUnreachable(f"no Dask scheduler answered at {address} within {timeout_s:g} s")
+    if "error" in out:
+        exc = out["error"]
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise exc
+        raise SchedulerUnreachable(f"no Dask scheduler at {address} ({type(exc).__name__}: "
+                                   f"{str(exc)[:200] or 'no message'})") from exc
+    return out["client"]
 
 
 def _format_bytes(b: float) -> str:
@@ -167,6 +238,11 @@ def dask_executor(workers: int | None = None, scheduler: str | None = None, memo
         raise ValueError("give exactly one of workers= and scheduler=")
     if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):
         raise ValueError(f"workers must be a positive whole number, got {workers!r}")
+    if workers is not None and workers > max_local_workers():
+        raise ValueError(f"workers must be at most {max_local_workers()} on this machine (its cores, and "
+                         f"{WORKER_BASE_BYTES // 2 ** 20} MiB of available memory per worker); got {workers!r}")
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
     import dask
     from distributed import Client, LocalCluster
 
@@ -178,7 +254,7 @@ def dask_executor(workers: int | None = None, scheduler: str | None = None, memo
                 memory_limit=memory_limit, dashboard_address=":0", env=dict(_ONE_THREAD)))
             client = stack.enter_context(Client(cluster))
         else:
-            client = stack.enter_context(Client(scheduler, timeout="20s"))
+            client = stack.enter_context(_connect(scheduler, CONNECT_TIMEOUT_S))
         yield client.get_executor(pure=False)
 
 

@@ -19,7 +19,15 @@ import os
 import time
 from pathlib import Path
 
-from ..engine.parallel import SCHEDULER_ENV, TaskTooLarge, executor_from_env
+from ..engine.parallel import (
+    SCHEDULER_ENV,
+    WORKER_BASE_BYTES,
+    SchedulerUnreachable,
+    TaskTooLarge,
+    check_scheduler_address,
+    executor_from_env,
+    max_local_workers,
+)
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 
@@ -63,9 +71,17 @@ def _executor(args):
             raise ParameterError(f"parameter '--workers' must be at least 1; got {workers}")
         if args.scheduler:
             raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
+        if workers > max_local_workers():
+            raise ParameterError(f"parameter '--workers' must be at most {max_local_workers()} on this machine "
+                                 f"(its cores, and {WORKER_BASE_BYTES // 2 ** 20} MiB of available memory per "
+                                 f"worker); got {workers}")
     scheduler = args.scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
-    if scheduler is not None and "://" not in scheduler:
-        raise ParameterError(f"parameter '--scheduler' must look like tcp://HOST:PORT; got {scheduler!r}")
+    if scheduler is not None:
+        name = "parameter '--scheduler'" if args.scheduler else f"environment variable {SCHEDULER_ENV}"
+        try:
+            check_scheduler_address(scheduler)
+        except ValueError as exc:
+            raise ParameterError(f"{name}: {exc}") from None
     return workers, scheduler
 
 
@@ -130,7 +146,9 @@ def cmd_sweep(args) -> int:
     try:
         ctx = executor_from_env(workers=workers, scheduler=scheduler)
         executor = ctx.__enter__()
-    except OSError as exc:  # no scheduler at that address
+    except SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
+        raise ParameterError(f"parameter '--scheduler': {exc}") from None
+    except OSError as exc:
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
     try:
         limit = None
