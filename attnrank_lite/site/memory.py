@@ -96,6 +96,20 @@ def _parse_size(text: str) -> float:
     return value
 
 
+def _capped_limit(text: str) -> float:
+    """:func:`_parse_size` of ``text``, refused (:class:`ParameterError` naming :data:`LIMIT_ENV`)
+    above this machine's memory, RAM and swap together: a limit the machine cannot have would
+    switch the memory check off as surely as ``inf``."""
+    import psutil
+
+    value = _parse_size(text)
+    most = float(psutil.virtual_memory().total + psutil.swap_memory().total)
+    if value > most:
+        raise ParameterError(f"environment variable {LIMIT_ENV}={shown(text)} is more than this machine's memory "
+                             f"({most / 2 ** 30:.1f} GiB with swap); give at most that, or unset it")
+    return value
+
+
 def _cgroup_headroom() -> float | None:
     """Memory left under this process's cgroup v2 limit (containers), or None."""
     try:
@@ -115,7 +129,7 @@ def available_memory() -> float | None:
     when installed. The environment variable ``ATTNRANK_MEMORY_LIMIT`` (e.g. ``8G``) overrides.
     """
     if os.environ.get(LIMIT_ENV):
-        return _parse_size(os.environ[LIMIT_ENV])
+        return _capped_limit(os.environ[LIMIT_ENV])
     avail = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():

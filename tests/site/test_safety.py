@@ -48,7 +48,7 @@ def test_malformed_parameter_values_exit_2_in_one_short_line(tmp_path, value):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("value", ["abc", "1,000", "G", "nan", "inf", "-inf", "-8G", "0"])
+@pytest.mark.parametrize("value", ["abc", "1,000", "G", "nan", "inf", "-inf", "-8G", "0", "999999T"])
 def test_memory_limit_variable_is_validated_and_named(tmp_path, value):
     res = run_cli("run", "ch01", "--profile", "quick", "-o", str(tmp_path / "o"),
                   env={"ATTNRANK_MEMORY_LIMIT": value})
