@@ -17,7 +17,7 @@ have imported the package).
 Usage::
 
     .venv/bin/python benchmarks/bench_sweep.py --d4 20000 --workers 2
-    .venv/bin/python benchmarks/bench_sweep.py --tiny 100 --bytes --store book/data/laws_paper.sqlite
+    .venv/bin/python benchmarks/bench_sweep.py --tiny 100 --bytes --store attnrank_lite/laws/data/laws_paper.sqlite
 """
 from __future__ import annotations
 

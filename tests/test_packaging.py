@@ -105,6 +105,11 @@ for m in pkgutil.walk_packages(attnrank_lite.__path__, "attnrank_lite."):
             raise
 from attnrank_lite.calibration.corpus import load_corpus
 print("corpus passages:", len(load_corpus()))
+from attnrank_lite.laws import law_store
+from attnrank_lite.site.paths import REPO
+from attnrank_lite.site.chapters import get_chapter
+store = REPO / get_chapter("ch07").defaults()["store"]
+assert len(law_store.read_store(store)) > 0, store  # chapter 7's stored sweep ships with the package
 """
 
 

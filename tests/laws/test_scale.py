@@ -219,14 +219,15 @@ def test_the_costliest_configurations_are_submitted_first():
 
 
 def test_the_committed_paper_store_was_computed_by_this_code():
-    """Chapter 7's paper table is read from book/data/laws_paper.sqlite; an edit of engine/ or
-    laws/ changes the code hash, and the page would then show a table of other code. Recompute
-    the store with the command in its runs table (about 2.5 minutes with --workers 2)."""
-    from pathlib import Path
-
+    """Chapter 7's paper table is read from the store its ``store`` parameter names (it ships with
+    the package); an edit of the code a row's computation imports changes the code identity
+    (laws/code_identity.py), and the page would then show a table of other code. Recompute the
+    store with the command in its runs table (about 2.5 minutes with --workers 2)."""
     from attnrank_lite.laws import law_store
+    from attnrank_lite.site.chapters import get_chapter
+    from attnrank_lite.site.paths import REPO
 
-    store = Path(__file__).resolve().parents[2] / "book" / "data" / "laws_paper.sqlite"
+    store = REPO / get_chapter("ch07").defaults()["store"]
     rows, runs = law_store.read_store(store), law_store.read_runs(store)
     assert len(rows) == 40 and rows["verified"].all()
     assert set(rows["code_hash"]) == {law_store.code_hash()}, (

@@ -52,8 +52,9 @@ SPEC = ChapterSpec(
               low=0.01, high=0.99, max_len=4),
         Param("seed", 0, "int", "Seed of the point sets (d >= 5 start from random points).",
               low=0, high=2**32 - 1),
-        Param("store", "book/data/laws_paper.sqlite", "str",
-              "Sweep store read for the paper table (relative to the repository root)."),
+        Param("store", "attnrank_lite/laws/data/laws_paper.sqlite", "str",
+              ("Sweep store read for the paper table (relative to the repository root, or to the "
+               "installed package's folder; the default ships with the package).")),
     ),
     profiles={
         "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0, 16.0]},
