@@ -162,6 +162,15 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
     dict
         ``configurations``, ``skipped`` (already stored), ``computed``, ``code_hash``,
         ``wall_s`` (of the whole run).
+
+    Notes
+    -----
+    Sweeps run at the same time on one store do not share work: each computes every
+    configuration missing when it started (three sweeps of the same configurations compute each
+    row three times), and the store keeps one row per configuration and code (the last one
+    committed replaces the others, which are the same computation). The ``runs`` table's
+    ``computed`` counts the tasks each run computed, so together they overstate the rows the
+    store gained. Start one sweep per store, with ``--workers`` or ``--scheduler`` for more cores.
     """
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     code = law_store.code_hash()
