@@ -1,0 +1,201 @@
+r"""Right-inverse lower certificates, optimised by a linear program (``SPEC.md``, "Lower:
+right-inverse certificate"; generalises the Neumann certificate of :mod:`attnrank_lite.engine.neumann`).
+
+Statement. For rows :math:`S` of ``A`` (:math:`|S| = p`, the block :math:`A_S`, ``p x m``) and
+any matrix :math:`X` (``m x p``) with
+
+.. math:: \|I_p - A_S X\|_\infty + \varepsilon \|X\|_\infty < 1
+
+(:math:`\|\cdot\|_\infty` the max row-l1 norm, the inf->inf operator norm),
+:math:`\operatorname{rank}_\varepsilon(A) \ge p`. Proof: for :math:`\|A - B\|_\infty \le
+\varepsilon`, :math:`B_S X = I - (R + (A_S - B_S) X)` with :math:`R = I - A_S X`, and
+:math:`\|R + (A_S - B_S)X\| \le \|R\| + \varepsilon \|X\| < 1`, so :math:`B_S X` is invertible and
+:math:`\operatorname{rank} B \ge p`. Neumann's certificate is the point :math:`X = G M^{-1}`;
+:func:`right_inverse_lower` looks for a better ``X`` by the linear program
+:math:`\min_X \max_j \|X_{j,:}\|_1` subject to :math:`A_S X = I`, with column ``b`` of ``X``
+supported on the keys of the Voronoi cells most tied to centre ``b`` (HiGHS, through
+``scipy.optimize.linprog``).
+
+The certificate stores ``rows`` and ``X``; its ``certified_rank``
+recomputes both norms from them with proven rounding bounds (Higham's :math:`\gamma_k`).
+It is opt-in: the default bracket does not run the LP (its cost, seconds per ``p`` at
+``n = 512``, is far above forming ``A``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .certificates import LowerCertificate, _arguments, _plain, advertised_rank
+from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
+from .neumann import _aggregate, _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
+
+__all__ = ["RightInverseCertificate", "right_inverse_norms", "lp_right_inverse", "right_inverse_lower"]
+
+_ETA = float(np.finfo(np.float64).smallest_subnormal)
+
+
+@dataclass
+class RightInverseCertificate(LowerCertificate):
+    r"""``rank_eps(A) >= p`` from rows ``S`` and ``X`` with
+    :math:`\|I - A_S X\|_\infty + \varepsilon\|X\|_\infty < 1` (module docstring).
+
+    Attributes
+    ----------
+    rows : sequence of int, length p (distinct, in range)
+    X : ndarray, shape (m, p), finite real
+    rank : int
+        The advertised ``p``.
+    """
+
+    rows: list = field(default_factory=list)
+    X: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    rank: int = 0
+    kind: ClassVar[str] = "right-inverse"
+
+    def _parse(self, n: int, m: int):
+        rows = index_array("rows", _plain(self.rows), n)
+        X = real_array("X", _plain(self.X), ndim=2)
+        if X.shape != (m, rows.size):
+            raise ValueError(f"X has shape {X.shape}; rows and A need {(m, rows.size)}")
+        count_value("rank", self.rank)
+        return rows, X
+
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``p`` when the proven bound on the left side is below 1; ``None`` otherwise."""
+        A, eps = _arguments(A, eps)
+        parsed = parse_stored(self._parse, *A.shape)
+        if parsed is None:
+            return None
+        rows, X = parsed
+        if rows.size == 0:
+            return 0
+        r_bound, x_bound = right_inverse_norms(A[rows], X)
+        total = (r_bound + eps * x_bound) * (1.0 + gamma(4)) + _ETA
+        return int(rows.size) if total < 1.0 else None
+
+    def verify(self, A, eps: float) -> bool:
+        """``True`` iff the stored rows and ``X`` prove the advertised rank on ``A`` at ``eps``."""
+        A, eps = _arguments(A, eps)
+        rank = self.certified_rank(A, eps)
+        return rank is not None and advertised_rank(self) == rank
+
+
+def right_inverse_norms(P: np.ndarray, X: np.ndarray) -> tuple[float, float]:
+    r"""Proven upper bounds on :math:`\|I - PX\|_\infty` and :math:`\|X\|_\infty` (``P``: p x m).
+
+    With :math:`C = \mathrm{fl}(PX)`, :math:`|C - PX| \le \gamma_m |P||X|` entrywise, and
+    :math:`F = \mathrm{fl}(|P||X|) \ge (1-\gamma_m)|P||X|` (non-negative terms); the entry
+    :math:`|I - PX|_{ab} \le |\mathrm{fl}(I - C)|_{ab}/(1-u) + \gamma_m F_{ab}/(1-\gamma_m)`.
+    Row sums of ``p`` non-negative terms are at most :math:`\mathrm{fl}(\cdot)/(1-\gamma_p)`;
+    the final factor :math:`1+\gamma_{p+8}` covers these divisions and the evaluation of the
+    bound itself. An absolute :math:`(m + p)\eta` (smallest subnormal) covers underflow.
+    """
+    p, m = P.shape
+    C = P @ X
+    R = np.eye(p) - C
+    F = np.abs(P) @ np.abs(X)
+    g = gamma(m)
+    entry = np.abs(R) / (1.0 - UNIT_ROUNDOFF) + (g / (1.0 - g)) * F
+    slack = (1.0 + gamma(p + 8)) / (1.0 - gamma(p))
+    r_bound = float(entry.sum(axis=1).max()) * slack + (m + p) * _ETA
+    x_bound = float(np.abs(X).sum(axis=1).max()) * slack + p * _ETA
+    return r_bound, x_bound
+
+
+def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float = 1e-3) -> np.ndarray | None:
+    r"""``X`` (m x p) minimising :math:`\max_j \|X_{j,:}\|_1` subject to :math:`A_S X = I` on local
+    supports, or ``None`` when HiGHS finds no solution.
+
+    Column ``b`` may use the keys of the ``cells`` Voronoi cells (key ``j`` in the cell of the
+    centre attending to it most) most tied to centre ``b`` by attention mass (:math:`M + M^\top`,
+    :math:`M = A_S G`). In each row of :math:`A_S` the smallest coefficients of total at most
+    ``drop`` are left out of the equality constraints (they shrink the program; their effect is
+    in the residual :math:`I - A_S X` that the certificate measures).
+    """
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    p, m = S.size, A.shape[1]
+    labels = _voronoi_labels(lambda idx: A[idx], S, m)
+    M, _ = _aggregate(lambda idx: A[idx], S, labels, p)
+    score = M + M.T
+    supports = [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(p)]
+    sizes = np.array([s.size for s in supports])
+    N = int(sizes.sum())
+    keys, colb = np.concatenate(supports), np.repeat(np.arange(p), sizes)
+    coef = A[S][:, keys]  # coefficient of variable (j, b) in equality (a, b)
+    srt = np.sort(coef, axis=1)
+    cum = np.cumsum(srt, axis=1)
+    cut = np.array([srt[a, np.searchsorted(cum[a], drop, side="right") - 1] if cum[a, 0] <= drop else -1.0
+                    for a in range(p)])
+    a_idx, v_idx = np.nonzero(coef > cut[:, None])
+    uniq, r_idx = np.unique(a_idx * p + colb[v_idx], return_inverse=True)
+    b_eq = (uniq // p == uniq % p).astype(float)
+    vals = coef[a_idx, v_idx]
+    A_eq = sp.csr_array((np.concatenate([vals, -vals]), (np.concatenate([r_idx, r_idx]),
+                        np.concatenate([v_idx, v_idx + N]))), shape=(uniq.size, 2 * N + 1))
+    A_ub = sp.csr_array((np.concatenate([np.ones(2 * N), -np.ones(m)]),
+                         (np.concatenate([keys, keys, np.arange(m)]),
+                          np.concatenate([np.arange(2 * N), np.full(m, 2 * N)]))), shape=(m, 2 * N + 1))
+    c = np.zeros(2 * N + 1)
+    c[-1] = 1.0
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs-ipm")
+    if res.status != 0:
+        return None
+    X = np.zeros((m, p))
+    X[keys, colb] = res.x[:N] - res.x[N:2 * N]
+    return X
+
+
+def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 7,
+                        max_seconds: float = 60.0) -> LowerCertificate:
+    """The best of Neumann's certificate and LP right inverses for a stored matrix.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, m)
+    eps : float
+    points : array_like, shape (n, d), optional
+        The queries as points (farthest-point centres); without them a square ``A`` uses
+        :func:`~attnrank_lite.engine.neumann.attention_farthest_order`.
+    p_values : iterable of int, optional
+        The row counts tried, in order (default: Neumann's ``p`` + 1, + 2, ... until two
+        consecutive failures: the certified ``p`` is not monotone in the program's data).
+    cells : int
+        Voronoi cells per column support (7 suits S^2, 13 S^3 in the prototype).
+    max_seconds : float
+        No new program is started after this many seconds.
+
+    Returns
+    -------
+    NeumannCertificate or RightInverseCertificate
+        Verified on ``A``; the LP's only when it certifies more rows than Neumann's.
+    """
+    A = real_matrix("A", A)
+    eps = eps_value(eps)
+    if not (isinstance(cells, (int, np.integer)) and cells >= 1):
+        raise ValueError(f"cells must be a positive whole number, got {cells!r}")
+    best = neumann_lower_bound(A, eps, points=points)
+    n, m = A.shape
+    if eps >= 1 or (A < 0).any() or (points is None and n != m):
+        return best
+    order = (farthest_point_order(real_matrix("points", points), min(n, m)) if points is not None
+             else attention_farthest_order(lambda idx: A[idx], n, min(n, m)))
+    tries = iter(p_values) if p_values is not None else iter(range(best.rank + 1, min(n, m) + 1))
+    t0, misses = time.perf_counter(), 0
+    for p in tries:
+        if time.perf_counter() - t0 > max_seconds or misses >= 2 or not 1 <= p <= order.size:
+            break
+        X = lp_right_inverse(A, order[:p], cells=cells)
+        cert = None if X is None else RightInverseCertificate(rows=order[:p].tolist(), X=X, rank=int(p))
+        if cert is not None and cert.verify(A, eps):
+            misses = 0
+            if cert.rank > best.rank:
+                best = cert
+        else:
+            misses += 1
+    return best
