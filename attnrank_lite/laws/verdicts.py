@@ -24,7 +24,8 @@ import pandas as pd
 from .fitting import fit_loglog_slope
 
 __all__ = ["SLOPE_COLUMNS", "MIN_POINTS", "MAX_WIDTH_FRACTION", "LEVEL", "WIDTH_SENTENCE",
-           "judge_slope", "judged_slope_table", "slope_verdict", "capped_rows", "width_trend", "verdict_counts"]
+           "judge_slope", "judged_slope_table", "slope_verdict", "capped_rows", "width_trend", "verdict_counts",
+           "counts_text", "width_text"]
 
 #: Columns every slope table written to ``results/`` starts with, in this order.
 SLOPE_COLUMNS = ("slope", "ci_low", "ci_high", "points", "reference", "left_out", "verdict")
@@ -208,3 +209,26 @@ def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "
             parts.append(row)
     cols = [*SLOPE_COLUMNS, *by, "end", f"{key}_min", f"{key}_max"]
     return pd.DataFrame(parts, columns=cols)
+
+
+def counts_text(verdicts) -> str:
+    """``"inside for 3, above for 0, below for 1 and inconclusive for 0 of 4"``: the counts of
+    :func:`verdict_counts` as one phrase for the prose."""
+    c = verdict_counts(verdicts)
+    words = [f"{w} for {c[w]}" for w in ("inside", "above", "below", "inconclusive")]
+    return ", ".join(words[:-1]) + f" and {words[-1]} of {c['total']}"
+
+
+def width_text(df: pd.DataFrame, by=("eps",), key: str = "beta") -> str:
+    """Per group of ``by``, the width upper/lower at the first and the last ``key``:
+    ``"eps = 0.1: 1.8 (β = 64) → 3.1 (β = 1024)"``, groups joined by ``"; "``."""
+    parts = []
+    for keys, g in df.groupby(list(by)):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        g = g.sort_values(key)
+        w = (g["upper"] / g["lower"]).to_numpy()
+        b = g[key].to_numpy()
+        label = ", ".join(f"{c} = {v:g}" if isinstance(v, (int, float, np.number)) else f"{c} = {v}"
+                          for c, v in zip(by, keys))
+        parts.append(f"{label}: {w[0]:.3g} (β = {b[0]:g}) → {w[-1]:.3g} (β = {b[-1]:g})")
+    return "; ".join(parts)

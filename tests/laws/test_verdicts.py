@@ -139,3 +139,16 @@ def test_judged_table_names_missing_columns():
     with pytest.raises(ValueError, match="upper"):
         judged_slope_table(pd.DataFrame({"beta": [1.0], "n": [3], "lower": [1.0],
                                          "eps": [0.1]}), 1.0)
+
+
+def test_counts_text_counts_each_word():
+    from attnrank_lite.laws.verdicts import counts_text
+    t = counts_text(["inside", "below", "inside", "inconclusive"])
+    assert t == "inside for 2, above for 0, below for 1 and inconclusive for 1 of 4"
+
+
+def test_width_text_first_and_last_beta():
+    from attnrank_lite.laws.verdicts import width_text
+    df = pd.DataFrame({"beta": [4.0, 1.0, 2.0], "lower": [2.0, 4.0, 1.0],
+                       "upper": [10.0, 8.0, 3.0], "eps": 0.1})
+    assert width_text(df) == "eps = 0.1: 2 (β = 1) → 5 (β = 4)"
