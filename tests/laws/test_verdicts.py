@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import pandas as pd
+import pytest
 from scipy import stats
 
 from attnrank_lite.laws.verdicts import (
