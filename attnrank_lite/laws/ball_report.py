@@ -12,9 +12,67 @@ import numpy as np
 import pandas as pd
 
 from .fitting import interval_text
-from .verdicts import slope_verdict
+from .verdicts import (
+    WIDTH_SENTENCE,
+    counts_text,
+    judged_slope_table,
+    slope_verdict,
+    width_text,
+    width_trend,
+)
 
-__all__ = ["fixed_n_numbers", "format_values", "key_numbers"]
+__all__ = ["ball_slopes", "fixed_slopes", "fixed_n_numbers", "format_values", "key_numbers",
+           "verdict_numbers", "width_report"]
+
+
+def ball_slopes(ball: pd.DataFrame, uniform: pd.DataFrame, d: int) -> pd.DataFrame:
+    r"""Chapter 3's slope table by the book's rule
+    (:func:`attnrank_lite.laws.verdicts.judged_slope_table`).
+
+    Gaussian weights (``ball``) are judged against :math:`d/2`, uniform multiplicities
+    (``uniform``) against :math:`(d-1)/2`. ``can fail`` is False for the upper end: on the
+    sweep's grids n grows like :math:`\beta^{d/2}` by construction and the upper end stays a
+    near-fixed fraction of n, so its slope measures the drift of upper/n, not the law.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then eps, end, beta_min,
+        beta_max, weights, can fail.
+    """
+    out = pd.concat([judged_slope_table(ball, d / 2).assign(weights="gaussian"),
+                     judged_slope_table(uniform, (d - 1) / 2).assign(weights="uniform")],
+                    ignore_index=True)
+    out["can fail"] = out["end"] != "upper"
+    return out
+
+
+def fixed_slopes(fixed: pd.DataFrame, d: int) -> pd.DataFrame:
+    """Slope table of the fixed-grid family against d/2 by the book's rule; ``can fail`` is
+    True for both ends (the grid, hence n, is the same at every beta)."""
+    return judged_slope_table(fixed, d / 2).assign(**{"can fail": True})
+
+
+def width_report(ball: pd.DataFrame, uniform: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Width upper/lower per beta of both weightings (one column per weights and eps), and the
+    phrase of :func:`attnrank_lite.laws.verdicts.width_text` per weights and eps."""
+    both = pd.concat([ball.assign(weights="gaussian"), uniform.assign(weights="uniform")],
+                     ignore_index=True)
+    labels = [f"{w}, eps = {e:g}" for w, e in zip(both["weights"], both["eps"])]
+    table = width_trend(both["beta"], both["lower"], both["upper"], group=labels)
+    return table, width_text(both, by=("weights", "eps"))
+
+
+def verdict_numbers(slopes: pd.DataFrame, fixed: pd.DataFrame) -> dict[str, str]:
+    """Glue strings from the verdict columns: ``c3_verdicts`` (all ends of the sweep's
+    table), ``c3_verdicts_can_fail`` (ends that can fail only), ``c3_fixed_verdicts``,
+    ``c3_left_out`` (rows left out, summed over the table's ends) and ``c3_width_sentence``."""
+    can = slopes[slopes["can fail"]]
+    return {"c3_verdicts": counts_text(slopes["verdict"]),
+            "c3_verdicts_can_fail": counts_text(can["verdict"]),
+            "c3_fixed_verdicts": counts_text(fixed["verdict"]),
+            "c3_left_out": str(int(slopes["left_out"].sum() + fixed["left_out"].sum())),
+            "c3_width_sentence": WIDTH_SENTENCE}
 
 
 def format_values(values, name: str | None = None) -> str:
@@ -80,14 +138,15 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
     if tk.empty:  # every grid of this d was too large for the token table
         tk = pd.DataFrame([dict.fromkeys(tokens.columns, float("nan"))])
     last = tk.iloc[-1]
-    lo, lo_ci, lo_v = _slope(slopes, "gaussian", eps0, "lower")
-    up, up_ci, up_v = _slope(slopes, "gaussian", eps0, "upper")
+    lo, lo_ci, _ = _slope(slopes, "gaussian", eps0, "lower")
+    up, up_ci, _ = _slope(slopes, "gaussian", eps0, "upper")
     ulo, ulo_ci, _ = _slope(slopes, "uniform", eps0, "lower")
     uup, uup_ci, _ = _slope(slopes, "uniform", eps0, "upper")
     urow = slopes[(slopes["weights"] == "uniform") & np.isclose(slopes["eps"], eps0)
                   & (slopes["end"] == "upper")].iloc[0]
     u_in = bool(urow.ci_low <= (d - 1) / 2 <= urow.ci_high)
-    between = lo_v <= d / 2 <= up_v
+    grow = slopes[(slopes["weights"] == "gaussian") & np.isclose(slopes["eps"], eps0)
+                  ].set_index("end")["verdict"]
     worst1 = rounding.loc[rounding["change_1"].idxmax()]
     sweep_last = rounding.sort_values("beta").iloc[-1]
     return {
@@ -115,7 +174,8 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_sweep_digits_max": str(math.floor(
             float(sweep_last.log_tokens_K) / math.log(10)) + 1),
         "c3_lo": lo, "c3_lo_ci": lo_ci, "c3_up": up, "c3_up_ci": up_ci,
-        "c3_between": ("lies between them" if between else "does not lie between them"),
+        "c3_lo_verdict": str(grow["lower"]),
+        "c3_up_verdict": str(grow["upper"]),
         "c3_ulo": ulo, "c3_ulo_ci": ulo_ci, "c3_uup": uup, "c3_uup_ci": uup_ci,
         "c3_uup_contains": "contains" if u_in else "does not contain",
         "c3_circle_above": format_values(order.loc[order["order"] == "circle above", "beta"], "β"),
@@ -152,7 +212,8 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
         "c3_upper_n": f"{r['min']:.2f} to {r['max']:.2f}",
         "c3_fixed_n": str(int(f["n"].iloc[0])),
         "c3_fixed_up": interval_text(row.slope, row.ci_low, row.ci_high),
-        "c3_fixed_verdict": slope_verdict(row.ci_low, row.ci_high, d / 2, row.points),
+        "c3_fixed_verdict": (row.verdict if "verdict" in row.index
+                             else slope_verdict(row.ci_low, row.ci_high, d / 2, row.points)),
         "c3_fixed_upper_n": (f"{float(fs.upper.iloc[0] / fs.n.iloc[0]):.2f} at β = "
                              f"{float(fs.beta.iloc[0]):g} to "
                              f"{float(fs.upper.iloc[-1] / fs.n.iloc[-1]):.2f} at β = "

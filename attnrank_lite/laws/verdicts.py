@@ -24,7 +24,8 @@ import pandas as pd
 from .fitting import fit_loglog_slope
 
 __all__ = ["SLOPE_COLUMNS", "MIN_POINTS", "MAX_WIDTH_FRACTION", "LEVEL", "WIDTH_SENTENCE",
-           "judge_slope", "slope_verdict", "capped_rows", "width_trend", "verdict_counts"]
+           "judge_slope", "judged_slope_table", "slope_verdict", "capped_rows", "width_trend", "verdict_counts",
+           "counts_text", "width_text"]
 
 #: Columns every slope table written to ``results/`` starts with, in this order.
 SLOPE_COLUMNS = ("slope", "ci_low", "ci_high", "points", "reference", "left_out", "verdict")
@@ -160,3 +161,74 @@ def verdict_counts(verdicts) -> dict:
     out = {w: sum(v == w for v in words) for w in ("inside", "above", "below", "inconclusive")}
     out["total"] = len(words)
     return out
+
+
+def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "beta",
+                       count: str | None = None) -> pd.DataFrame:
+    r"""Slope of each bracket end against ``key`` per group, judged by :func:`judge_slope`.
+
+    In each group, rows whose upper certificate is capped or vacuous (:func:`capped_rows`:
+    ``upper >= n``, ``df[count] >= n`` when ``count`` is given, or an end ``<= 0``) are left
+    out of both ends' fits and counted in ``left_out``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Bracket rows with columns ``key``, n, lower, upper and the ``by`` columns.
+    reference : float or callable
+        The law's exponent, or a function of the group's ``{by column: value}`` dict
+        returning it (for example ``lambda g: g["r"] / 2``).
+    by : sequence of str
+        Group columns.
+    key : str
+        The abscissa column (beta).
+    count : str, optional
+        A certificate-count column that is vacuous once it reaches n.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`SLOPE_COLUMNS` in order, then the ``by`` columns, ``end``, ``{key}_min``,
+        ``{key}_max``; one row per group and end (lower, upper).
+    """
+    missing = [c for c in (key, "n", "lower", "upper", *by) if c not in df.columns]
+    if missing:
+        raise ValueError(f"df lacks the columns {missing}")
+    by = list(by)
+    parts = []
+    for keys, g in df.reset_index(drop=True).groupby(by):
+        keys = dict(zip(by, keys if isinstance(keys, tuple) else (keys,)))
+        g = g.sort_values(key)
+        ref = float(reference(keys) if callable(reference) else reference)
+        drop = capped_rows(g["upper"], g["n"], count=None if count is None else g[count],
+                           vacuous=(g["lower"] <= 0) | (g["upper"] <= 0))
+        for end in ("lower", "upper"):
+            row = judge_slope(g[key], g[end], ref, left_out=drop)
+            row.update(keys, end=end, **{f"{key}_min": float(g[key].min()),
+                                         f"{key}_max": float(g[key].max())})
+            parts.append(row)
+    cols = [*SLOPE_COLUMNS, *by, "end", f"{key}_min", f"{key}_max"]
+    return pd.DataFrame(parts, columns=cols)
+
+
+def counts_text(verdicts) -> str:
+    """``"inside for 3, above for 0, below for 1 and inconclusive for 0 of 4"``: the counts of
+    :func:`verdict_counts` as one phrase for the prose."""
+    c = verdict_counts(verdicts)
+    words = [f"{w} for {c[w]}" for w in ("inside", "above", "below", "inconclusive")]
+    return ", ".join(words[:-1]) + f" and {words[-1]} of {c['total']}"
+
+
+def width_text(df: pd.DataFrame, by=("eps",), key: str = "beta") -> str:
+    """Per group of ``by``, the width upper/lower at the first and the last ``key``:
+    ``"eps = 0.1: 1.8 (β = 64) → 3.1 (β = 1024)"``, groups joined by ``"; "``."""
+    parts = []
+    for keys, g in df.groupby(list(by)):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        g = g.sort_values(key)
+        w = (g["upper"] / g["lower"]).to_numpy()
+        b = g[key].to_numpy()
+        label = ", ".join(f"{c} = {v:g}" if isinstance(v, (int, float, np.number)) else f"{c} = {v}"
+                          for c, v in zip(by, keys))
+        parts.append(f"{label}: {w[0]:.3g} (β = {b[0]:g}) → {w[-1]:.3g} (β = {b[-1]:g})")
+    return "; ".join(parts)

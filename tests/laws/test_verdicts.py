@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -78,3 +79,76 @@ def test_width_trend_and_counts():
     assert t.loc[4.0, "a"] == 5.0 and t.loc[2.0, "b"] == 2.0
     assert verdict_counts(["inside", "inside", "below"]) == {
         "inside": 2, "above": 0, "below": 1, "inconclusive": 0, "total": 3}
+
+
+# --- judged_slope_table (the per-chapter slope tables of chapters 2, 3, 4) ---------------
+
+def _rows(betas, slope, n, scale=1.0, eps=0.1):
+    """Bracket rows with lower = upper / 2 = scale * beta**slope (exact power law)."""
+    b = np.asarray(betas, dtype=float)
+    up = 2 * scale * b ** slope
+    return pd.DataFrame({"beta": b, "n": n, "lower": up / 2, "upper": up, "eps": eps})
+
+
+def test_judged_table_columns_start_with_the_rule():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    t = judged_slope_table(_rows([1, 2, 4, 8, 16], 0.5, 10_000), 0.5)
+    assert tuple(t.columns[:len(SLOPE_COLUMNS)]) == SLOPE_COLUMNS
+    assert list(t["end"]) == ["lower", "upper"]
+
+
+def test_judged_table_exact_law_is_inside():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    t = judged_slope_table(_rows([1, 2, 4, 8, 16, 32], 1.5, 10_000), 1.5)
+    assert (t["verdict"] == "inside").all()
+    assert np.allclose(t["slope"], 1.5)
+    assert (t["left_out"] == 0).all() and (t["points"] == 6).all()
+
+
+def test_judged_table_capped_row_is_left_out_and_not_fitted():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    df = _rows([1, 2, 4, 8, 16], 1.0, 1_000)
+    df = pd.concat([df, pd.DataFrame({"beta": [32.0], "n": [1_000], "lower": [5.0],
+                                      "upper": [1_000.0], "eps": [0.1]})], ignore_index=True)
+    t = judged_slope_table(df, 1.0)
+    assert (t["left_out"] == 1).all() and (t["points"] == 5).all()
+    # had the capped row (lower 5 at beta 32, far below the line 32) been fitted, the
+    # slope would not be 1 exactly
+    assert np.allclose(t["slope"], 1.0)
+
+
+def test_judged_table_count_column_caps():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    df = _rows([1, 2, 4, 8, 16], 1.0, 1_000).assign(count=[1, 2, 3, 4, 5_000])
+    t = judged_slope_table(df, 1.0, count="count")
+    assert (t["left_out"] == 1).all() and (t["points"] == 4).all()
+
+
+def test_judged_table_three_points_inconclusive_and_callable_reference():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    df = pd.concat([_rows([1, 2, 4], 0.5, 10_000).assign(r=1),
+                    _rows([1, 2, 4, 8], 1.0, 10_000).assign(r=2)], ignore_index=True)
+    t = judged_slope_table(df, lambda g: g["r"] / 2, by=("r",))
+    assert list(t.loc[t.r == 1, "verdict"]) == ["inconclusive"] * 2
+    assert list(t.loc[t.r == 2, "verdict"]) == ["inside"] * 2
+    assert list(t.loc[t.r == 2, "reference"]) == [1.0, 1.0]
+
+
+def test_judged_table_names_missing_columns():
+    from attnrank_lite.laws.verdicts import judged_slope_table
+    with pytest.raises(ValueError, match="upper"):
+        judged_slope_table(pd.DataFrame({"beta": [1.0], "n": [3], "lower": [1.0],
+                                         "eps": [0.1]}), 1.0)
+
+
+def test_counts_text_counts_each_word():
+    from attnrank_lite.laws.verdicts import counts_text
+    t = counts_text(["inside", "below", "inside", "inconclusive"])
+    assert t == "inside for 2, above for 0, below for 1 and inconclusive for 1 of 4"
+
+
+def test_width_text_first_and_last_beta():
+    from attnrank_lite.laws.verdicts import width_text
+    df = pd.DataFrame({"beta": [4.0, 1.0, 2.0], "lower": [2.0, 4.0, 1.0],
+                       "upper": [10.0, 8.0, 3.0], "eps": 0.1})
+    assert width_text(df) == "eps = 0.1: 2 (β = 1) → 5 (β = 4)"
