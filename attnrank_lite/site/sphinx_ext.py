@@ -63,7 +63,7 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
 #: inline CSS added to every page's <head> (a stylesheet file would need a static path of its own)
 PAGE_CSS = (
     "<style>.bd-article table code, .bd-article table code span.pre "
-    "{white-space: normal;}</style>"
+    "{white-space: normal; overflow-wrap: anywhere;}</style>"
 )
 
 
