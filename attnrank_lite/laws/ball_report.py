@@ -129,14 +129,18 @@ def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: fl
     return both, fig, order, bl.loglog_crossing(b0.beta, b0.lower, c0.upper)
 
 
-def d3_sweep(betas, spacing_factor: float, eps_values) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ball in d = 3 with Gaussian weights and its slope table by the book's rule against
-    3/2 (``can fail`` False for the upper end, tied to n as in d = 2)."""
+def d3_sweep(betas, spacing_factor: float, eps_values
+             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The ball in d = 3 with Gaussian weights, its slope table by the book's rule against 3/2
+    (``can fail`` False for the upper end, tied to n as in d = 2) and its width upper/lower per
+    beta (one column per eps)."""
     ball = _verified(bracket_sweep(bl.ball_maker(3, spacing_factor), betas, eps_values,
                                    desc="ball d=3", d=3, weights="gaussian"), "d = 3 sweep")
     slopes = judged_slope_table(ball, 1.5)
     slopes["can fail"] = slopes["end"] != "upper"
-    return ball, slopes
+    widths = width_trend(ball["beta"], ball["lower"], ball["upper"],
+                         group=[f"d = 3, eps = {e:g}" for e in ball["eps"]])
+    return ball, slopes, widths
 
 
 def ball_slopes(ball: pd.DataFrame, uniform: pd.DataFrame, d: int) -> pd.DataFrame:

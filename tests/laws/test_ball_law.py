@@ -255,7 +255,8 @@ def test_ball_sweeps_and_d3_sweep_are_verified_and_judged():
     assert ball["verified"].all() and uniform["verified"].all()
     assert (ball["n"] == uniform["n"]).all()        # the same points, other weights
     assert ball_figure(ball, uniform, 1, 2.0, 0.25).axes
-    b3, s3 = d3_sweep([4.0], 2.0, [0.25])
+    b3, s3, w3 = d3_sweep([4.0], 2.0, [0.25])
+    assert w3.iloc[0, 0] == pytest.approx(b3.upper.iloc[0] / b3.lower.iloc[0])
     assert tuple(s3.columns[:7]) == SLOPE_COLUMNS
     assert (s3.verdict == "inconclusive").all()     # one beta
     assert list(s3["can fail"]) == [True, False]
