@@ -340,7 +340,8 @@ def ball_maker(d: int, spacing_factor: float, weighted: bool = True,
     Default (``grid_beta=None``): at each beta the construction of ``prop-gaussian-ball``, the
     grid of spacing ``spacing_factor / sqrt(beta)`` in the ball of radius 1/2, so its number of
     points grows like :math:`\beta^{d/2}`. With ``grid_beta``: the **fixed** grid built for
-    ``grid_beta`` at every beta (a fixed-n family), with the key log-weights
+    ``grid_beta`` at every beta (a fixed grid: the matrix size is fixed, the token count
+    is not), with the key log-weights
     :math:`\tfrac\beta2(\tfrac14 - |x_j|^2)` of the current beta, so that A is still the
     row-normalised Gaussian kernel :math:`e^{-\beta|x_i-x_j|^2/2}` on those points.
     ``weighted=False``: uniform multiplicities on the same points.

@@ -11,7 +11,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from . import ball_law as bl
 from .fitting import interval_text
+from .plots import add_reference_slope, plot_brackets
+from .sweeps import bracket_sweep, sphere_configuration, spherical_instance
 from .verdicts import (
     WIDTH_SENTENCE,
     counts_text,
@@ -21,8 +24,123 @@ from .verdicts import (
     width_trend,
 )
 
-__all__ = ["ball_slopes", "fixed_slopes", "fixed_n_numbers", "format_values", "key_numbers",
-           "verdict_numbers", "width_report"]
+__all__ = ["ball_figure", "ball_slopes", "ball_sweeps", "d3_sweep", "fixed_grid_sweep",
+           "fixed_slopes", "fixed_n_numbers", "format_values", "key_numbers", "sphere_vs_ball",
+           "token_figure", "verdict_numbers", "width_report", "fixed_widths"]
+
+
+def _verified(table: pd.DataFrame, what: str) -> pd.DataFrame:
+    if not table["verified"].all():
+        raise AssertionError(f"a bracket of the {what} does not verify")
+    return table
+
+
+def token_figure(tokens: pd.DataFrame):
+    r"""Natural log of the token count against beta per d, with the line :math:`\beta/8`
+    (``tokens``: :func:`attnrank_lite.laws.ball_law.token_count_table`)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for dd, g in tokens.groupby("d"):
+        ax.plot(g.beta, g.log_n_eff, "o-", ms=3, label=f"log n_eff, d = {dd}")
+    bb = tokens.beta.unique()
+    ax.plot(bb, bb / 8, "k--", lw=1, label="beta / 8")
+    ax.set_xscale("log")
+    ax.set_xlabel("beta")
+    ax.set_ylabel("natural log of the token count")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def ball_sweeps(d: int, spacing_factor: float, betas, eps_values
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Brackets of the ball grid with Gaussian weights (``weights = "gaussian"``) and with
+    uniform multiplicities (``"uniform"``) over ``betas``, every bracket verified
+    (``AssertionError`` otherwise)."""
+    ball = bracket_sweep(bl.ball_maker(d, spacing_factor), betas, eps_values, desc="ball",
+                         d=d, weights="gaussian")
+    uniform = bracket_sweep(bl.ball_maker(d, spacing_factor, weighted=False), betas,
+                            eps_values, desc="uniform", d=d, weights="uniform")
+    return _verified(ball, "ball sweep"), _verified(uniform, "uniform sweep")
+
+
+def ball_figure(ball: pd.DataFrame, uniform: pd.DataFrame, d: int, spacing_factor: float,
+                eps: float):
+    r"""Both weightings' brackets at ``eps`` with reference slopes :math:`d/2` (through the
+    first Gaussian upper end) and :math:`(d-1)/2` (through its first lower end)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (name, df) in enumerate([("Gaussian weights", ball),
+                                    ("uniform multiplicities", uniform)]):
+        plot_brackets(ax, df[np.isclose(df["eps"], eps)], label=f"{name}, eps = {eps:g}",
+                      color=f"C{i}")
+    b = ball[np.isclose(ball["eps"], eps)].sort_values("beta")
+    first = b.iloc[0]
+    add_reference_slope(ax, b["beta"], d / 2, first.beta, first.upper,
+                        label=f"slope d/2 = {d / 2:g}")
+    add_reference_slope(ax, b["beta"], (d - 1) / 2, first.beta, first.lower,
+                        label=f"slope (d-1)/2 = {(d - 1) / 2:g}", color="0.7")
+    ax.set_title(f"grid in the ball of radius 1/2, d = {d}, "
+                 f"spacing {spacing_factor:g}/sqrt(beta)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float) -> pd.DataFrame:
+    """Brackets on **one** grid, the one of the largest beta, at every beta with that beta's
+    Gaussian weights (``weights = "gaussian, fixed grid"``): the matrix size is the same at
+    every beta, the token count n_eff the weights stand for is not. Every bracket verified."""
+    fixed = bracket_sweep(bl.ball_maker(d, spacing_factor, grid_beta=max(betas)), betas, [eps],
+                          desc="fixed grid", d=d, weights="gaussian, fixed grid")
+    return _verified(fixed, "fixed-grid sweep")
+
+
+def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float):
+    """The circle of ``circle_n`` well-spread points against the ball at the same betas.
+
+    Returns
+    -------
+    both : pandas.DataFrame
+        Both bracket tables with a ``geometry`` column.
+    figure : matplotlib.figure.Figure
+        Both at ``eps``.
+    order : pandas.DataFrame
+        :func:`attnrank_lite.laws.ball_law.certified_order` at ``eps``.
+    crossing : float
+        :func:`attnrank_lite.laws.ball_law.loglog_crossing` of the ball's lower ends and the
+        circle's upper ends.
+    """
+    import matplotlib.pyplot as plt
+
+    Xc = sphere_configuration("well-spread", circle_n, 2)
+    circ = _verified(bracket_sweep(lambda b: spherical_instance(Xc, b), betas, eps_values,
+                                   desc="circle", d=2, weights="sphere"), "circle sweep")
+    both = pd.concat([ball.assign(geometry="ball (Gaussian weights)"),
+                      circ.assign(geometry=f"circle, n = {circle_n}")])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (name, g) in enumerate(both[np.isclose(both["eps"], eps)].groupby("geometry")):
+        plot_brackets(ax, g, label=name, color=f"C{i + 2}")
+    ax.set_title(f"d = 2, eps = {eps:g}: one radial degree more")
+    ax.legend(fontsize=8)
+    b0 = ball[np.isclose(ball["eps"], eps)]
+    c0 = circ[np.isclose(circ["eps"], eps)]
+    order = bl.certified_order(b0, c0, names=("ball", "circle"))
+    return both, fig, order, bl.loglog_crossing(b0.beta, b0.lower, c0.upper)
+
+
+def d3_sweep(betas, spacing_factor: float, eps_values
+             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The ball in d = 3 with Gaussian weights, its slope table by the book's rule against 3/2
+    (``can fail`` False for the upper end, tied to n as in d = 2) and its width upper/lower per
+    beta (one column per eps)."""
+    ball = _verified(bracket_sweep(bl.ball_maker(3, spacing_factor), betas, eps_values,
+                                   desc="ball d=3", d=3, weights="gaussian"), "d = 3 sweep")
+    slopes = judged_slope_table(ball, 1.5)
+    slopes["can fail"] = slopes["end"] != "upper"
+    widths = width_trend(ball["beta"], ball["lower"], ball["upper"],
+                         group=[f"d = 3, eps = {e:g}" for e in ball["eps"]])
+    return ball, slopes, widths
 
 
 def ball_slopes(ball: pd.DataFrame, uniform: pd.DataFrame, d: int) -> pd.DataFrame:
@@ -61,6 +179,14 @@ def width_report(ball: pd.DataFrame, uniform: pd.DataFrame) -> tuple[pd.DataFram
     labels = [f"{w}, eps = {e:g}" for w, e in zip(both["weights"], both["eps"])]
     table = width_trend(both["beta"], both["lower"], both["upper"], group=labels)
     return table, width_text(both, by=("weights", "eps"))
+
+
+def fixed_widths(fixed: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Width upper/lower per beta of the fixed-grid sweep (one column per eps) and its phrase
+    (:func:`attnrank_lite.laws.verdicts.width_text`)."""
+    table = width_trend(fixed["beta"], fixed["lower"], fixed["upper"],
+                        group=[f"fixed grid, eps = {e:g}" for e in fixed["eps"]])
+    return table, width_text(fixed)
 
 
 def verdict_numbers(slopes: pd.DataFrame, fixed: pd.DataFrame) -> dict[str, str]:
@@ -188,11 +314,12 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
 
 def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame,
                     fixed_slopes: pd.DataFrame) -> dict[str, str]:
-    r"""The numbers chapter 3 quotes about the upper law on a fixed-n family.
+    r"""The numbers chapter 3 quotes about the upper law on a fixed grid.
 
     On the sweep's own grids (spacing :math:`\propto1/\sqrt\beta`) n grows like
     :math:`\beta^{d/2}` and the upper end stays near a fixed fraction of n, so an upper slope
-    containing d/2 cannot fail there; the fixed grid (``fixed``, one n for every beta) can.
+    containing d/2 cannot fail there; the fixed grid (``fixed``, one matrix size for every
+    beta, while the token count n_eff moves with the weights) can.
 
     Returns
     -------
@@ -200,7 +327,9 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
         ``c3_upper_n`` (range of upper/n on the sweep's grids at ``eps0``), ``c3_fixed_n``,
         ``c3_fixed_up`` (upper slope with its interval), ``c3_fixed_verdict``
         (:func:`attnrank_lite.laws.verdicts.slope_verdict` against d/2: the book's rule),
-        ``c3_fixed_upper_n`` (upper/n of the fixed grid at its first and last beta).
+        ``c3_fixed_upper_n`` (upper/n of the fixed grid at its first and last beta),
+        ``c3_fixed_neff`` (the natural log of the token count n_eff the fixed grid stands for,
+        at its first and last beta: the grid is fixed, the token count is not).
     """
     b = ball[np.isclose(ball["eps"], eps0)]
     f = fixed[np.isclose(fixed["eps"], eps0)]
@@ -214,6 +343,10 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
         "c3_fixed_up": interval_text(row.slope, row.ci_low, row.ci_high),
         "c3_fixed_verdict": (row.verdict if "verdict" in row.index
                              else slope_verdict(row.ci_low, row.ci_high, d / 2, row.points)),
+        "c3_fixed_neff": (f"{float(fs.log_n_eff.iloc[0]):.1f} at β = {float(fs.beta.iloc[0]):g} "
+                          f"to {float(fs.log_n_eff.iloc[-1]):.1f} at β = "
+                          f"{float(fs.beta.iloc[-1]):g}" if "log_n_eff" in fs.columns
+                          else "n/a"),
         "c3_fixed_upper_n": (f"{float(fs.upper.iloc[0] / fs.n.iloc[0]):.2f} at β = "
                              f"{float(fs.beta.iloc[0]):g} to "
                              f"{float(fs.upper.iloc[-1] / fs.n.iloc[-1]):.2f} at β = "

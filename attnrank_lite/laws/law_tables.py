@@ -10,8 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .fitting import interval_text
-
 __all__ = [
     "OUTCOMES",
     "compare_configurations",
@@ -19,8 +17,6 @@ __all__ = [
     "constant_brackets",
     "constants_summary",
     "regularity_drift",
-    "width_trend",
-    "width_trend_text",
 ]
 
 OUTCOMES = ("certified below", "overlapping", "certified above")
@@ -162,92 +158,6 @@ def comparison_summary(cmp: pd.DataFrame) -> pd.DataFrame:
     t = t[list(OUTCOMES)]
     t.columns.name = None
     return t.reset_index()
-
-
-def slope_checks(slopes: pd.DataFrame) -> pd.DataFrame:
-    r"""Add ``reference_in_ci`` (ci_low <= reference <= ci_high) to a slope table.
-
-    Parameters
-    ----------
-    slopes : pandas.DataFrame
-        Output of :func:`attnrank_lite.laws.sweeps.slope_table` with ``reference``.
-    """
-    _need(slopes, ["slope", "ci_low", "ci_high", "reference"])
-    out = slopes.copy()
-    out["reference_in_ci"] = ((out["ci_low"] <= out["reference"])
-                              & (out["reference"] <= out["ci_high"]))
-    return out
-
-
-def slope_text(slopes: pd.DataFrame) -> str:
-    """One phrase per (eps, end): ``"eps 0.1: lower 0.50 [0.47, 0.53], upper ..."``.
-
-    Intervals print with enough decimals to tell slope and ends apart
-    (:func:`attnrank_lite.laws.fitting.interval_text`).
-    """
-    _need(slopes, ["eps", "end", "slope", "ci_low", "ci_high"])
-    parts = []
-    for eps, g in slopes.groupby("eps"):
-        ends = ", ".join(f"{r.end} {interval_text(r.slope, r.ci_low, r.ci_high)}"
-                         for r in g.itertuples())
-        parts.append(f"ε = {eps:g}: {ends}")
-    return "; ".join(parts)
-
-
-def reference_between_ends(slopes: pd.DataFrame, by=("d", "eps")) -> pd.DataFrame:
-    r"""Per group: is the reference exponent between the fitted lower and upper slopes?
-
-    Parameters
-    ----------
-    slopes : pandas.DataFrame
-        Slope rows (``end`` in {"lower", "upper"}) with ``slope`` and ``reference``, and the
-        ``by`` columns.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The ``by`` columns, lower_slope, upper_slope, reference, between
-        (lower_slope <= reference <= upper_slope).
-    """
-    _need(slopes, [*by, "end", "slope", "reference"])
-    w = slopes.pivot_table(index=list(by), columns="end", values="slope")
-    ref = slopes.groupby(list(by))["reference"].first()
-    out = pd.DataFrame({"lower_slope": w["lower"], "upper_slope": w["upper"],
-                        "reference": ref})
-    out["between"] = ((out["lower_slope"] <= out["reference"])
-                      & (out["reference"] <= out["upper_slope"]))
-    return out.reset_index()
-
-
-def width_trend(tables) -> pd.DataFrame:
-    r"""Bracket width upper/lower at the first and the last :math:`\beta` of each sweep.
-
-    Parameters
-    ----------
-    tables : iterable of (d, pandas.DataFrame)
-        Bracket tables with ``beta``, ``lower``, ``upper`` (every ``eps``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per d: ``beta_first``, ``width_first``, ``beta_last``, ``width_last``; the
-        width at a :math:`\beta` is the largest over its ``eps`` rows (lower ends below 1 count
-        as 1).
-    """
-    rows = []
-    for d, df in tables:
-        _need(df, ["beta", "lower", "upper"])
-        w = (df["upper"] / df["lower"].clip(lower=1)).groupby(df["beta"]).max()
-        rows.append({"d": d, "beta_first": float(w.index[0]), "width_first": float(w.iloc[0]),
-                     "beta_last": float(w.index[-1]), "width_last": float(w.iloc[-1])})
-    return pd.DataFrame(rows)
-
-
-def width_trend_text(trend: pd.DataFrame) -> str:
-    """``"d = 3: 2.57 → 3.92 (β = 16 → 128)"`` for each row of :func:`width_trend`."""
-    _need(trend, ["d", "beta_first", "width_first", "beta_last", "width_last"])
-    return "; ".join(f"d = {int(r.d)}: {r.width_first:.3g} → {r.width_last:.3g} "
-                     f"(β = {r.beta_first:g} → {r.beta_last:g})" for r in trend.itertuples())
 
 
 def regularity_drift(lower_table: pd.DataFrame) -> str:

@@ -470,8 +470,10 @@ def price_of_proof(up) -> dict[str, str]:
 
     Keys: ``closed_bessel`` (``L_closed - L_bessel``: the geometric-series step and its
     :math:`4(1+\beta)`), ``bessel_tail`` (``L_bessel - L_tail``: the Bessel inequality),
-    ``tail_construction`` (``L_tail - L_construction``: the uniform accuracy
-    :math:`\varepsilon\mu_\min`), ``construction_harmonic`` (``L_construction - L_harmonic``),
+    ``tail_construction`` (``L_tail - L_construction``: the accuracy
+    :math:`\varepsilon\mu_\min e^\beta` asked uniformly in :math:`t\in[-1,1]` and with the
+    worst row's share :math:`\mu_\min` for every row; the two losses are not separated),
+    ``construction_harmonic`` (``L_construction - L_harmonic``),
     each ``"a to b"`` over the rows (``"a"`` when constant); ``ratio``: the theorem's rank bound
     ``bound_closed`` over the harmonic certificate's rank ``N_harmonic``, ``"x to y"``;
     ``at_n``: the rows where ``bound_closed`` is the trivial bound ``n``.

@@ -229,7 +229,11 @@ def _bracket_task(make, v, eps_values, points, key, l1_limit, info) -> list[dict
 
 def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
                 reference: float | None = None) -> pd.DataFrame:
-    """Fitted log-log slopes of the lower and upper ends against ``key``, per group.
+    """Fitted log-log slopes of the lower and upper ends against ``key``, per group, unjudged.
+
+    No slope table of the book uses it: every one is judged by the book's one rule,
+    :func:`attnrank_lite.laws.verdicts.judged_slope_table` (capped rows left out, a verdict
+    column). It stays for readers' scripts.
 
     Returns
     -------

@@ -1,4 +1,5 @@
-r"""The book's one verdict rule on laws (``Verdicts on laws`` in the reproducibility page).
+r"""The book's one verdict rule on laws (stated on the pages in ``obs-spherical-slopes``,
+chapter 2, and ``obs-laws-at-scale``, chapter 7).
 
 A fitted slope is evidence only if the check could have failed. Every slope table of the book
 is judged by :func:`judge_slope`:

@@ -16,8 +16,15 @@ from ..engine.attention import softmax_attention
 from ..engine.perturbation import oscillation_bound
 from ..laws.fitting import fit_loglog_slope, interval_text
 from ..laws.geometry import gaussian_ball, uniform_ball
-from ..laws.sweeps import bracket_sweep, slope_table
-from ..laws.verdicts import slope_verdict
+from ..laws.sweeps import bracket_sweep
+from ..laws.verdicts import (
+    WIDTH_SENTENCE,
+    counts_text,
+    judge_slope,
+    judged_slope_table,
+    width_text,
+    width_trend,
+)
 from . import constructions as cs
 from . import interaction as ia
 from .polynomial import degree_table, polynomial_sweep
@@ -36,6 +43,7 @@ __all__ = [
     "r_half_numbers",
     "r_half_slopes",
     "r_half_sweeps",
+    "r_half_widths",
     "sharp_family_degrees",
     "tightness",
     "tolerance_curves",
@@ -149,23 +157,27 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
 
 
 def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
-    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, with verdicts.
+    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, by the book's rule.
 
-    ``verdict`` (:func:`attnrank_lite.laws.verdicts.slope_verdict`): *inconclusive* when the
-    95% interval is wider than ``max width`` :math:`= r/4` or fewer than 4 points remain,
-    otherwise whether it lies *inside*
-    :math:`r/2`, lies *below* or *above*. ``can fail`` says whether the upper verdict tests
-    anything: False for the sharp family's upper end, whose size n grows like
+    The rule is :func:`attnrank_lite.laws.verdicts.judged_slope_table` against :math:`r/2`:
+    rows whose upper end is capped (``upper >= n``) or vacuous are left out and counted
+    (``left_out``); the verdict is *inconclusive* when the 95% interval is wider than
+    ``max width`` :math:`= r/4` or fewer than 4 points remain, otherwise whether it lies
+    *inside* :math:`r/2`, *below* or *above*. ``can fail`` says whether the upper verdict
+    tests anything: False for the sharp family's upper end, whose size n grows like
     :math:`\beta^{r/2}` by construction. Least squares is linear in the logs, so the upper
     slope is exactly ``n slope`` (the fitted slope of n) plus ``upper/n slope`` (of the ratio):
     on the sharp family the upper verdict only measures the drift of upper/n.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then r, family, end, beta_min,
+        beta_max, max width, n slope, upper/n slope, can fail.
     """
     tail = law.groupby(["r", "family"]).tail(fit_points)
-    fits = slope_table(tail, by=("r", "family"))
-    fits["r/2"] = fits["r"] / 2
+    fits = judged_slope_table(tail, lambda g: g["r"] / 2, by=("r", "family"))
     fits["max width"] = fits["r"] / 4
-    fits["verdict"] = [slope_verdict(f.ci_low, f.ci_high, f["r/2"], f.points)
-                       for _, f in fits.iterrows()]
     n_slope, ratio_slope = {}, {}
     for key, g in tail.groupby(["r", "family"]):
         n_slope[key] = fit_loglog_slope(g["beta"], g["n"]).slope
@@ -176,12 +188,24 @@ def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
     return fits
 
 
+def r_half_widths(law: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Width upper/lower per beta of the r/2 sweeps, one column per (r, family), and the
+    strings ``r_half_width_trend`` (first → last beta per r and family,
+    :func:`attnrank_lite.laws.verdicts.width_text`) and ``r_half_width_sentence``
+    (:data:`attnrank_lite.laws.verdicts.WIDTH_SENTENCE`)."""
+    labels = [f"r = {r}, {f}" for r, f in zip(law["r"], law["family"])]
+    table = width_trend(law["beta"], law["lower"], law["upper"], group=labels)
+    return table, {"r_half_width_trend": width_text(law, by=("r", "family")),
+                   "r_half_width_sentence": WIDTH_SENTENCE}
+
+
 def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
     """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end of each family,
     ``{end}_r{r}`` / ``{end}_verdict_r{r}`` (sharp family) and ``fixed_{end}_r{r}`` /
     ``fixed_{end}_verdict_r{r}`` (fixed-n family); ``sharp_n_slopes`` (per r, the fitted slopes
     of n and of upper/n on the sharp family), ``fixed_n`` (the fixed family's point count),
-    ``r3_beta``, ``r3_n``."""
+    ``r3_beta``, ``r3_n``, ``r_half_verdicts`` (counts of the verdict column over the ends
+    that can fail) and ``r_half_left_out`` (rows left out, summed over the fitted ends)."""
     out = {}
     for prefix, fam in (("", SHARP_FAMILY), ("fixed_", FIXED_N_FAMILY)):
         sub = fits[fits["family"] == fam].set_index(["r", "end"])
@@ -198,6 +222,8 @@ def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
     top = int(sharp["r"].max())
     last = sharp[sharp["r"] == top].iloc[-1]
     out["r3_beta"], out["r3_n"] = f"{last.beta:g}", str(int(last.n))
+    out["r_half_verdicts"] = counts_text(fits.loc[fits["can fail"], "verdict"])
+    out["r_half_left_out"] = str(int(fits["left_out"].sum()))
     return out
 
 
@@ -242,40 +268,45 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
 
 def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
                        ) -> tuple[pd.DataFrame, dict]:
-    r"""Count slopes of the polynomial certificates, without the vacuous ones.
+    r"""Count slopes of the polynomial certificates by the book's rule, vacuous ones left out.
 
     A count ``>= n`` certifies nothing beyond the trivial bound, and its size says nothing
-    about the rank, so the fit uses only certificates with ``count < n`` (the last
-    ``fit_points`` of them per r). Fewer than three such certificates: no fit (the row says so).
+    about the rank: such certificates are left out of the fit and counted (``left_out``). The
+    fit uses the last ``fit_points`` non-vacuous certificates per r and is judged against
+    :math:`r/2` by :func:`attnrank_lite.laws.verdicts.judge_slope` (fewer than 4 points:
+    *inconclusive*; fewer than 2: no slope).
 
     Returns
     -------
     fits : pandas.DataFrame
-        Per r: the fields of :class:`attnrank_lite.laws.fitting.SlopeFit` (NaN without a fit),
-        ``betas`` (the fitted range), ``fitted`` (how many), ``vacuous`` (excluded).
+        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then ``r``, ``beta_min``,
+        ``beta_max`` (the fitted range; NaN without a fit).
     numbers : dict
-        ``count_slope_r{r}``, ``ratio_r{r}``, ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
+        ``count_slope_r{r}`` (slope, interval, range and verdict), ``ratio_r{r}`` (count over
+        the bracket's upper end at the first and the last beta with a non-vacuous
+        certificate), ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
     """
     out, rows = {"poly_n": str(n)}, []
     for r, g in poly.groupby("dim"):
         found = g[g["degree"].notna()]
-        useful = found[found["count"] < n].tail(fit_points)
         vac = found[found["count"] >= n]
-        row = {"r": r, "r/2": r / 2, "fitted": len(useful), "vacuous": len(vac)}
-        if len(useful) >= 3:
-            f = fit_loglog_slope(useful["beta"], useful["count"])
-            row.update(f.as_dict())
-            row["betas"] = f"{useful.beta.min():g}-{useful.beta.max():g}"
-            out[f"count_slope_r{r}"] = (interval_text(f.slope, f.ci_low, f.ci_high)
-                                        + f" (β = {row['betas']})")
+        useful = found[found["count"] < n].tail(fit_points)
+        sel = pd.concat([useful, vac])
+        row = judge_slope(sel["beta"], sel["count"], r / 2,
+                          left_out=(sel["count"] >= n).to_numpy())
+        row.update(r=r, beta_min=float(useful["beta"].min()) if len(useful) else np.nan,
+                   beta_max=float(useful["beta"].max()) if len(useful) else np.nan)
+        if np.isfinite(row["slope"]):
+            out[f"count_slope_r{r}"] = (
+                interval_text(row["slope"], row["ci_low"], row["ci_high"])
+                + f" (β = {row['beta_min']:g}-{row['beta_max']:g}; {row['verdict']})")
         else:
-            row.update({"slope": np.nan, "ci_low": np.nan, "ci_high": np.nan, "betas": ""})
             out[f"count_slope_r{r}"] = (f"not fitted (only {len(useful)} non-vacuous "
                                         "certificates)")
         rows.append(row)
-        ratio = g["count / upper"].dropna()
+        ratio = found.loc[found["count"] < n, "count / upper"].dropna()
         out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
-                              else "n/a (no certificate)")
+                              else "n/a (no non-vacuous certificate)")
         trivial = g.loc[g["count >= n"], "beta"]
         out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial)
                                 else "at no beta of this sweep")
@@ -284,10 +315,29 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
 
 
 def degree_numbers(deg: pd.DataFrame) -> dict:
-    """``deg_first``, ``deg_last``, ``m_first``, ``m_last`` of the degree-against-m table
-    (:func:`attnrank_lite.quotient.polynomial.degree_table`)."""
-    return {"deg_first": int(deg["degree"].iloc[0]), "deg_last": int(deg["degree"].iloc[-1]),
-            "m_first": int(deg["m"].iloc[0]), "m_last": int(deg["m"].iloc[-1])}
+    r"""Strings about the degree-against-m table
+    (:func:`attnrank_lite.quotient.polynomial.degree_table`).
+
+    Keys ``m_first``, ``m_last``, ``deg_values`` (the degrees in order of m) and
+    ``deg_plateau``: ``"it stays at D from m = M on"`` when the last two or more m share the
+    degree D (M the smallest of them), else ``"it grows up to the largest m"``, or ``"it does
+    not grow with m"`` when it is the same at every m.
+    """
+    d = deg.sort_values("m")
+    degs = [int(v) for v in d["degree"]]
+    ms = [int(v) for v in d["m"]]
+    k = len(degs) - 1
+    while k > 0 and degs[k - 1] == degs[-1]:
+        k -= 1
+    if k == 0 and len(degs) > 1:
+        plateau = "it does not grow with m"
+    elif k < len(degs) - 1:
+        plateau = f"it stays at {degs[-1]} from m = {ms[k]} on"
+    else:
+        plateau = "it grows up to the largest m"
+    values = ", ".join(str(v) for v in degs[:-1]) + (" and " if len(degs) > 1 else "") \
+        + str(degs[-1])
+    return {"m_first": ms[0], "m_last": ms[-1], "deg_values": values, "deg_plateau": plateau}
 
 
 def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFrame:

@@ -226,3 +226,37 @@ def test_width_report_per_weights():
     assert list(table["gaussian, eps = 0.25"]) == [2.0, 4.0]
     assert list(table["uniform, eps = 0.25"]) == [3.0, 1.5]
     assert text.startswith("weights = gaussian, eps = 0.25: 2 (β = 1) → 4 (β = 2)")
+
+
+def test_fixed_grid_keeps_the_matrix_size_and_moves_the_token_count():
+    import matplotlib
+    matplotlib.use("Agg")
+    from attnrank_lite.laws.ball_report import fixed_grid_sweep, fixed_n_numbers, fixed_widths
+    fixed = fixed_grid_sweep(2, 2.0, [16.0, 32.0], 0.25)
+    assert fixed["n"].nunique() == 1 and (fixed["weights"] == "gaussian, fixed grid").all()
+    # log n_eff = beta/8 + log sum_j exp(-beta |x_j|^2 / 2) moves with beta on the same grid
+    assert fixed["log_n_eff"].iloc[1] > fixed["log_n_eff"].iloc[0] + 16.0 / 8 - 1
+    table, phrase = fixed_widths(fixed)
+    assert np.allclose(table.iloc[:, 0], (fixed["upper"] / fixed["lower"]).to_numpy())
+    assert phrase.startswith("eps = 0.25:")
+    slopes = pd.DataFrame({"eps": [0.25], "end": ["upper"], "slope": [1.0], "ci_low": [0.9],
+                           "ci_high": [1.1], "points": [2], "verdict": ["inconclusive"]})
+    nums = fixed_n_numbers(2, 0.25, fixed, fixed, slopes)
+    first, last = fixed["log_n_eff"].iloc[0], fixed["log_n_eff"].iloc[-1]
+    assert nums["c3_fixed_neff"] == f"{first:.1f} at β = 16 to {last:.1f} at β = 32"
+
+
+def test_ball_sweeps_and_d3_sweep_are_verified_and_judged():
+    import matplotlib
+    matplotlib.use("Agg")
+    from attnrank_lite.laws.ball_report import ball_figure, ball_sweeps, d3_sweep
+    from attnrank_lite.laws.verdicts import SLOPE_COLUMNS
+    ball, uniform = ball_sweeps(1, 2.0, [16.0, 64.0], [0.25])
+    assert ball["verified"].all() and uniform["verified"].all()
+    assert (ball["n"] == uniform["n"]).all()        # the same points, other weights
+    assert ball_figure(ball, uniform, 1, 2.0, 0.25).axes
+    b3, s3, w3 = d3_sweep([4.0], 2.0, [0.25])
+    assert w3.iloc[0, 0] == pytest.approx(b3.upper.iloc[0] / b3.lower.iloc[0])
+    assert tuple(s3.columns[:7]) == SLOPE_COLUMNS
+    assert (s3.verdict == "inconclusive").all()     # one beta
+    assert list(s3["can fail"]) == [True, False]

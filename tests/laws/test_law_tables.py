@@ -63,17 +63,6 @@ def test_constant_brackets_scale():
         constant_brackets(df.drop(columns="n"), 3)
 
 
-def test_slope_checks_and_text():
-    from attnrank_lite.laws.law_tables import slope_checks, slope_text
-    s = pd.DataFrame({"eps": [0.1, 0.1], "end": ["lower", "upper"],
-                      "slope": [0.9, 1.3], "ci_low": [0.8, 1.1],
-                      "ci_high": [1.05, 1.5], "reference": [1.0, 1.0]})
-    c = slope_checks(s)
-    assert c.reference_in_ci.tolist() == [True, False]
-    assert slope_text(s) == ("ε = 0.1: lower 0.90 [0.80, 1.05], "
-                             "upper 1.30 [1.10, 1.50]")
-
-
 def test_configuration_sweep_and_comparison_end_to_end():
     from attnrank_lite.laws.sweeps import configuration_sweep
     df = configuration_sweep(150, 3, [4.0, 8.0], [0.25],
@@ -85,16 +74,6 @@ def test_configuration_sweep_and_comparison_end_to_end():
                                                    "certified above"}
 
 
-def test_reference_between_ends():
-    from attnrank_lite.laws.law_tables import reference_between_ends
-    s = pd.DataFrame({"d": [4, 4, 4, 4], "eps": [0.1, 0.1, 0.25, 0.25],
-                      "end": ["lower", "upper"] * 2, "slope": [1.3, 1.7, 1.6, 1.8],
-                      "reference": [1.5] * 4})
-    b = reference_between_ends(s)
-    assert b.between.tolist() == [True, False]
-    assert b.lower_slope.tolist() == [1.3, 1.6]
-
-
 def test_interval_text_adds_digits_only_when_needed():
     from attnrank_lite.laws.fitting import interval_text
     assert interval_text(0.9, 0.8, 1.05) == "0.90 [0.80, 1.05]"
@@ -104,15 +83,8 @@ def test_interval_text_adds_digits_only_when_needed():
     assert interval_text(0.5, 0.5, 0.5) == "0.50 [0.50, 0.50]"
 
 
-def test_width_trend_and_regularity_drift():
-    from attnrank_lite.laws.law_tables import regularity_drift, width_trend, width_trend_text
-    df = pd.DataFrame({"beta": [16.0, 16.0, 64.0, 64.0], "eps": [0.1, 0.25] * 2,
-                       "lower": [10, 8, 20, 0], "upper": [30, 16, 100, 50]})
-    t = width_trend([(3, df)])
-    # at beta = 16 the widths are 3 and 2; at 64 they are 5 and 50 (lower 0 counts as 1)
-    assert t.iloc[0].to_dict() == {"d": 3, "beta_first": 16.0, "width_first": 3.0,
-                                   "beta_last": 64.0, "width_last": 50.0}
-    assert width_trend_text(t) == "d = 3: 3 → 50 (β = 16 → 64)"
+def test_regularity_drift():
+    from attnrank_lite.laws.law_tables import regularity_drift
     lo = pd.DataFrame({"beta": [16.0, 16.0, 32.0], "kappa": [0.5, 0.5, 0.4],
                        "K": [0.58, 0.58, 0.6]})
     assert regularity_drift(lo) == ("1.16 → 1.5 (β = 16, 32): it grows at every step as "

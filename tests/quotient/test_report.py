@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnrank_lite.laws.verdicts import SLOPE_COLUMNS
 from attnrank_lite.quotient import report as qr
 
 
@@ -61,20 +62,57 @@ def test_polynomial_slope_leaves_out_vacuous_counts():
     fits, nums = qr.polynomial_numbers(poly, n, fit_points=4)
     # 5, 10, 20, 40 against beta 1..64: count doubles when beta quadruples, slope exactly 1/2
     assert fits.iloc[0]["slope"] == pytest.approx(0.5)
-    assert fits.iloc[0]["fitted"] == 4 and fits.iloc[0]["vacuous"] == 2
-    assert nums["count_slope_r1"] == "0.50 [0.50, 0.50] (β = 1-64)"
+    assert fits.iloc[0]["points"] == 4 and fits.iloc[0]["left_out"] == 2
+    assert list(fits.columns[:7]) == list(SLOPE_COLUMNS)
+    # the rule: 4 points, a zero-width interval containing r/2 = 0.5
+    assert fits.iloc[0]["verdict"] == "inside"
+    assert nums["count_slope_r1"] == "0.50 [0.50, 0.50] (β = 1-64; inside)"
+    # the ratio count/upper is read only where the certificate is not vacuous (count < n)
+    assert nums["ratio_r1"] == f"{5 / 50:.3g} to {40 / 50:.3g}"
     assert nums["vacuous_r1"] == "2" and nums["trivial_r1"] == "from beta = 256 on"
     few = poly.assign(count=[5.0, 10.0, 400.0, 500.0, 700.0, 2080.0])
     few["count >= n"] = few["count"] >= n
     fits2, nums2 = qr.polynomial_numbers(few, n, fit_points=4)
-    assert np.isnan(fits2.iloc[0]["slope"])
-    assert nums2["count_slope_r1"] == "not fitted (only 2 non-vacuous certificates)"
+    # two non-vacuous certificates: a slope through them, but inconclusive by the rule
+    assert fits2.iloc[0]["points"] == 2 and fits2.iloc[0]["verdict"] == "inconclusive"
+    assert nums2["count_slope_r1"].endswith("; inconclusive)")
+    one = poly.assign(count=[5.0, 300.0, 400.0, 500.0, 700.0, 2080.0])
+    one["count >= n"] = one["count"] >= n
+    fits3, nums3 = qr.polynomial_numbers(one, n, fit_points=4)
+    assert np.isnan(fits3.iloc[0]["slope"]) and fits3.iloc[0]["left_out"] == 5
+    assert nums3["count_slope_r1"] == "not fitted (only 1 non-vacuous certificates)"
 
 
-def test_degree_numbers():
-    deg = pd.DataFrame({"m": [10, 100, 1000], "degree": [6, 9, 13]})
-    assert qr.degree_numbers(deg) == {"deg_first": 6, "deg_last": 13, "m_first": 10,
-                                      "m_last": 1000}
+def test_degree_numbers_report_a_plateau():
+    grows = pd.DataFrame({"m": [10, 100, 1000], "degree": [6, 9, 13]})
+    assert qr.degree_numbers(grows) == {"m_first": 10, "m_last": 1000,
+                                        "deg_values": "6, 9 and 13",
+                                        "deg_plateau": "it grows up to the largest m"}
+    # the referee's table: 11, 17, 19, 19 (unsorted input is read in order of m)
+    flat = pd.DataFrame({"m": [10000, 10, 100, 1000], "degree": [19, 11, 17, 19]})
+    nums = qr.degree_numbers(flat)
+    assert nums["deg_values"] == "11, 17, 19 and 19"
+    assert nums["deg_plateau"] == "it stays at 19 from m = 1000 on"
+    same = pd.DataFrame({"m": [10, 100], "degree": [7, 7]})
+    assert qr.degree_numbers(same)["deg_plateau"] == "it does not grow with m"
+
+
+def test_r_half_slopes_leave_out_capped_rows_and_widths_are_printed():
+    betas = [4.0, 8.0, 16.0, 32.0, 64.0]
+    # fixed n = 100: the upper end reaches n at the last two betas (capped)
+    fixed = _law(betas, lambda b: 100, lambda b: min(100.0, 5 * b), qr.FIXED_N_FAMILY)
+    fits = qr.r_half_slopes(fixed, 5)
+    assert list(fits.columns[:7]) == list(SLOPE_COLUMNS)
+    fits = fits.set_index("end")
+    assert fits.loc["upper", "left_out"] == 2 and fits.loc["upper", "points"] == 3
+    # 3 points remain: inconclusive by the rule, however narrow the interval
+    assert fits.loc["upper", "verdict"] == "inconclusive"
+    assert fits.loc["upper", "slope"] == pytest.approx(1.0)
+    widths, nums = qr.r_half_widths(fixed)
+    assert widths.shape == (5, 1)
+    assert widths.iloc[0, 0] == pytest.approx(3.0) and widths.iloc[-1, 0] == pytest.approx(3.0)
+    assert "does not contradict a Theta law" in nums["r_half_width_sentence"]
+    assert nums["r_half_width_trend"].startswith("r = 1, family = uniform random: 3 (β = 4)")
 
 
 def test_lemma_checks_find_no_violation():
