@@ -84,6 +84,7 @@ def read_file(path, limit_bytes: int = LIMIT_BYTES) -> tuple[dict, dict]:
     except Exception:
         raise Refused("header is not JSON") from None
     if not isinstance(header, dict) or header.get("format") != "attnrank-certificate" \
+            or header.get("package") != "attnrank_lite" \
             or type(header.get("version")) is not int or header["version"] != 1:
         raise Refused("not a version-1 attnrank-certificate file")
     table = header.get("arrays")
