@@ -11,6 +11,9 @@ eps = 0.25), then
 and the file's size, with the bytes (compressed, in the archive) of each certificate's arrays.
 ``--matrix`` also brackets the stored matrix ``rank_bracket(A, eps)`` (any row-stochastic
 matrix; the file then holds A itself, n^2 * 8 bytes before compression) for n <= 3000.
+``--head`` times the path of a real head, whose keys are not on a sphere: Gaussian queries and
+keys in dimension 16, ``beta = 1/4`` (the scaled dot product ``1/sqrt(16)``),
+``rank_bracket(softmax_attention(Q, K, beta), eps)`` saved as the recipe ``Q, K, beta``.
 
 Usage::
 
@@ -60,11 +63,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, nargs="+", default=[500, 3000, 10000])
     ap.add_argument("--matrix", action="store_true")
+    ap.add_argument("--head", action="store_true")
+    ap.add_argument("--no-sphere", action="store_true", help="skip the points on S^3")
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}", flush=True)
     beta, eps = 8.0, 0.25
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
+            if args.head:
+                rng = np.random.default_rng(n)
+                Qh, Kh = rng.normal(size=(n, 16)), rng.normal(size=(n, 16))
+                one(os.path.join(tmp, f"gauss{n}.npz"), n,
+                    lambda: rank_bracket(softmax_attention(Qh, Kh, 0.25), eps), {"Q": Qh, "K": Kh, "beta": 0.25})
+            if args.no_sphere:
+                continue
             Q, K = random_sphere(n, 4, seed=0), random_sphere(n, 4, seed=1)
             one(os.path.join(tmp, f"head{n}.npz"), n, lambda: point_bracket(Q, beta, eps, K=K),
                 {"Q": Q, "K": K, "beta": beta})
