@@ -54,3 +54,20 @@ def test_verify_refuses_bad_files_with_one_line(tmp_path, files, capsys):
     with pytest.raises(SystemExit) as info:
         cli.main(["verify"])
     assert info.value.code == 2
+
+
+def test_verify_through_the_entry_point(files, tmp_path):
+    """``python -m attnrank_lite verify`` in a fresh process: one line out, one line err, statuses."""
+    import os
+    import subprocess
+    import sys
+
+    from attnrank_lite.site.paths import REPO
+
+    (tmp_path / "evil.npz").write_bytes(b"\x80\x04K\x01.")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    res = subprocess.run([sys.executable, "-m", "attnrank_lite", "verify", str(files["frobenius-tail"]),
+                          str(tmp_path / "evil.npz")], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 12
+    assert res.stdout.count("\n") == 1 and "verified: 3 <= rank_0.25(A) <= 3" in res.stdout
+    assert res.stderr.count("\n") == 1 and "evil.npz: refused" in res.stderr
