@@ -127,3 +127,15 @@ def test_checker_refuses_malformed_files(tmp_path, files):
     with pytest.raises(Refused):
         check_file(tmp_path / "t.npz")
     assert isinstance(Refused("x"), ValueError)
+
+
+@pytest.mark.parametrize("beta", [1e4, 1e6])
+def test_extreme_recipes_verify_in_both(tmp_path, beta):
+    """beta up to 1e6 and log-weights down to -1e4 (SPEC section 7): no overflow, both agree."""
+    P = fibonacci_sphere(100)
+    lw = np.linspace(-1e4, 0.0, 100)
+    brackets = rank_brackets(softmax_attention(P, beta=beta, log_weights=lw), [0.25])
+    path = save_brackets(tmp_path / "x.npz", brackets, Q=P, beta=beta, log_weights=lw)
+    v, c = verify_file(path), check_file(path)
+    assert v.ok and c.ok
+    assert f"{brackets[0].lower} <= rank_0.25(A) <= {brackets[0].upper}" in c.line
