@@ -99,8 +99,11 @@ def site_imports_from_mathematics(graph: dict[str, set[str]]) -> list[tuple[str,
                   if u != ENTRY and not _in_site(u) and _in_site(v))
 
 
-#: the concern subpackages, from the top (may import all after it) to the bottom (imports none)
-LAYERS = ("site", "calibration", "quotient", "laws", "engine")
+#: the concern subpackages, from the top (may import all after it) to the bottom (imports none);
+#: ``checker``, the independent checker of certificate files, sits below the engine and imports
+#: nothing from the package at all (see ``test_checker_is_independent``)
+LAYERS = ("site", "calibration", "quotient", "laws", "engine", "checker")
+CHECKER = "attnrank_lite.checker"
 
 
 def layer_of(name: str) -> int | None:
@@ -205,3 +208,18 @@ def test_contributing_module_map_matches_the_tree():
     stale = sorted(n for n in named if "NN" not in n
                    and not any(f == n or f.endswith("/" + n) for f in files))
     assert not stale, f"CONTRIBUTING.md names files that do not exist: {stale}"
+
+
+def test_checker_is_independent():
+    """The independent checker imports nothing from the package outside itself, and no module of
+    the mathematics imports it (only the command line compares the two)."""
+    graph = import_graph()
+    inside = {m for m in graph if m == CHECKER or m.startswith(CHECKER + ".")}
+    assert {f"{CHECKER}.reader", f"{CHECKER}.conditions", f"{CHECKER}.instance"} <= inside
+    outward = sorted((u, v) for u in inside for v in graph[u] if v not in inside)
+    assert outward == [], f"the checker imports from the package: {outward}"
+    users = sorted(u for u, vs in graph.items() if u not in inside and not _in_site(u) and vs & inside)
+    assert users == [], f"modules of the mathematics importing the checker: {users}"
+    # and the rule can fail: a checker module importing the engine is an upward edge
+    bad = {**graph, f"{CHECKER}.reader": graph[f"{CHECKER}.reader"] | {"attnrank_lite.engine.checks"}}
+    assert (f"{CHECKER}.reader", "attnrank_lite.engine.checks") in upward_imports(bad)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .certificate_io import save_brackets
 from .certificates import (
     GroupedLowerCertificate,
     LowerCertificate,
@@ -98,6 +99,24 @@ class RankBracket:
         upper = up.certified_rank(A, eps)
         return bool(upper is not None and lower <= upper
                     and advertised_rank(low) == lower and advertised_rank(up) == upper)
+
+    def save(self, path, *, A=None, Q=None, K=None, beta=None, log_weights=None, factors: str = "float32") -> str:
+        """Write this bracket to a certificate file (``SPEC.md`` section 6), after verifying it.
+
+        Give the instance either as the matrix ``A`` or as the recipe ``Q`` (queries), ``beta``
+        and optionally ``K`` (keys; ``None``: self-attention) and ``log_weights``. Several brackets
+        of one instance share a file through
+        :func:`~attnrank_lite.engine.certificate_io.save_brackets`; read it back with
+        :func:`~attnrank_lite.engine.certificate_file.load_bracket`, check it with
+        ``python -m attnrank_lite verify FILE``.
+
+        Returns
+        -------
+        str
+            The path written (``ValueError`` and nothing written when the bracket does not
+            verify on the instance).
+        """
+        return save_brackets(path, [self], A=A, Q=Q, K=K, beta=beta, log_weights=log_weights, factors=factors)
 
     def as_dict(self) -> dict:
         """Summary row for results tables."""

@@ -1,4 +1,5 @@
-"""Command line: ``python -m attnrank_lite {list, run, build, sweep}`` (``sweep``: :mod:`.sweep_cli`).
+"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (``sweep``: :mod:`.sweep_cli`,
+``verify``: :mod:`.verify_cli`).
 
 Every failure is one line on standard error, ``error: <what failed, where, what to do>``, with
 an exit status of its own (:data:`EXIT`); ``--debug`` adds the full traceback. SIGINT (Ctrl-C)
@@ -23,6 +24,9 @@ from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
 from .sweep_cli import add_parser as _add_sweep_parser
 from .sweep_cli import cmd_sweep as _cmd_sweep
+from .verify_cli import NOT_VERIFIED, REFUSED
+from .verify_cli import add_parser as _add_verify_parser
+from .verify_cli import cmd_verify as _cmd_verify
 
 __all__ = ["main", "EXIT", "Terminated"]
 
@@ -39,6 +43,8 @@ EXIT = {
     "file system error": 8,
     "internal error": 9,
     "estimated run time too long": 10,
+    "certificate not verified": NOT_VERIFIED,
+    "certificate file refused": REFUSED,
     "interrupted (SIGINT)": 130,
     "terminated (SIGTERM)": 143,
 }
@@ -176,6 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--pdf", action="store_true",
                        help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf")
     _add_sweep_parser(sub, common)
+    _add_verify_parser(sub, common)
     return parser
 
 
@@ -196,7 +203,7 @@ def main(argv=None) -> int:
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return {"list": _cmd_list, "run": _cmd_run, "build": _cmd_build,
-                "sweep": _cmd_sweep}[args.command](args)
+                "sweep": _cmd_sweep, "verify": _cmd_verify}[args.command](args)
     except Terminated:
         return _fail(args, "terminated (SIGTERM)", f"terminated (SIGTERM) {args.where}".rstrip())
     except KeyboardInterrupt:

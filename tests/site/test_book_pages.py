@@ -38,3 +38,27 @@ def test_intro_marks_the_associations_as_the_books_reading():
     # the tau of the sphere's lower side is defined where the intro uses it
     row = next(line for line in intro.splitlines() if "thm-sphere-lower" in line)
     assert r"\tau>0$ is the proof's cap scale" in row and "h n^{1/(d-1)}" in row
+
+
+def test_certify_page_five_lines_run_as_printed(tmp_path, monkeypatch, capsys):
+    """The page's first Python block, run as printed on a small head, writes a file that the
+    page's command verifies (issue 26: a new user certifying their own matrix from the docs)."""
+    import numpy as np
+
+    from attnrank_lite.site import cli
+    from attnrank_lite.site.paths import toc_files
+
+    page = (BOOK / "certify.md").read_text()
+    assert "book/certify" in toc_files()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    assert len([line for line in code.splitlines() if line.strip()]) == 4  # + the verify command: five
+    command = re.search(r"```bash\n(python -m attnrank_lite verify head.npz)\n", page).group(1)
+    rng = np.random.default_rng(0)
+    monkeypatch.chdir(tmp_path)
+    scope = {"Q": rng.normal(size=(120, 8)), "K": rng.normal(size=(100, 8)), "beta": 8 ** -0.5}
+    exec(compile(code, "certify.md", "exec"), scope)
+    assert cli.main(command.split()[3:]) == 0
+    line = capsys.readouterr().out.strip()
+    b = scope["b"]
+    assert line == (f"head.npz: verified: {b.lower} <= rank_0.25(A) <= {b.upper}, n = 120, m = 100, "
+                    f"kinds {b.lower_kind}/subspace")
