@@ -162,6 +162,11 @@ class HarmonicBasis:
             keys = None
             P = self._buf[:, lo:hi]
             C = np.asfortranarray(np.concatenate([X[:, k:k + 1] * P for k in range(d)], axis=1))
+        if C.shape[1] == 0:  # the last degree added no direction: no later degree adds one
+            self._prev_block = (k0, k0)
+            self.degree += 1
+            self._counts.append(k0)
+            return
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
         for _ in range(2):  # classical Gram-Schmidt, twice

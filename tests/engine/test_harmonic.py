@@ -108,3 +108,26 @@ def test_degenerate_keys_keep_only_independent_columns():
     A = softmax_attention(X, beta=8.0)
     cert = harmonic_upper_bound(A, X, 0.25, basis=b)
     assert cert.verify(A, 0.25) and cert.rank == 2 * cert.degree + 1
+
+
+def test_a_degree_that_adds_no_direction_ends_the_growth():
+    # two distinct keys, repeated: every polynomial restricts to a function on two points
+    # (dimension 2); once a degree adds no direction the later degrees have nothing to multiply
+    # (this raised on an empty block before)
+    X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] * 5)
+    b = HarmonicBasis(X)
+    assert [b.dimension(L) for L in range(6)] == [1, 2, 2, 2, 2, 2]
+    V = b.columns(5)
+    assert np.linalg.matrix_rank(_monomial_matrix(X, 5)) == 2
+    assert np.abs(V.T @ V - np.eye(2)).max() < 1e-12
+
+
+def test_point_brackets_with_extreme_log_weights_at_huge_beta():
+    # SPEC section 7: beta up to 1e6 with log-weights down to -1e4 (raised in the harmonic basis)
+    from attnrank_lite import point_brackets
+
+    X = fibonacci_sphere(100)
+    lw = np.linspace(-1e4, 0.0, 100)
+    A = softmax_attention(X, X, 1e4, log_weights=lw)
+    for b in point_brackets(X, 1e4, [0.1, 0.25], log_weights=lw):
+        assert b.verify(A, b.eps) and b.lower <= b.upper
