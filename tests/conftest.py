@@ -7,7 +7,10 @@ by every worker of the same run.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -67,3 +70,28 @@ def pytest_collection_modifyitems(config, items):
         suffix = "@" + "_".join(names)
         if names and not item.nodeid.endswith(suffix) and isinstance(getattr(item, "_id", None), NodeId):
             item._id = NodeId.parse(item.nodeid + suffix)
+
+
+@pytest.fixture
+def read_only_folder():
+    """``read_only_folder(folder)``, a context manager: ``folder`` unwritable for this process
+    (``chattr +i``, which binds root too, else ``chmod 555`` for a user that is not root); skips
+    the test where neither can hold."""
+    @contextmanager
+    def make(folder: Path):
+        if shutil.which("chattr") and subprocess.run(["chattr", "+i", str(folder)],
+                                                     capture_output=True).returncode == 0:
+            try:
+                yield
+            finally:
+                subprocess.run(["chattr", "-i", str(folder)], check=True)
+        elif os.geteuid() != 0:
+            folder.chmod(0o555)
+            try:
+                yield
+            finally:
+                folder.chmod(0o755)
+        else:
+            pytest.skip("root without chattr: no folder can be made read-only here")
+
+    return make

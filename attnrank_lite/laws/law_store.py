@@ -7,6 +7,10 @@ transaction as soon as the task returns, so a sweep killed with SIGKILL loses at
 still in flight: SQLite's write-ahead log (``journal_mode=WAL``, ``synchronous=FULL``) keeps
 every committed transaction and leaves the file readable after a crash of the writer.
 
+Sweeps run at the same time on one store share the work: each claims the rows it will compute
+before computing them (the ``claims`` table, :func:`claim_rows`), a row's claim goes in the
+transaction that commits it, and the claims of a sweep that no longer runs are taken over.
+
 The code hash (:func:`code_hash`) is the code identity of a row
 (:mod:`attnrank_lite.laws.code_identity`): the SHA-256 of the syntax trees, docstrings removed,
 of the package modules the row's computation imports. A rerun skips the configurations already
@@ -15,16 +19,19 @@ or a module the computation does not import leaves the hash alone.
 """
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import time
+import uuid
 from pathlib import Path
 
 import pandas as pd
 
 from .code_identity import code_identity
 
-__all__ = ["COLUMNS", "KEY", "code_hash", "open_store", "stored_keys", "insert_rows", "record_run",
-           "read_store", "read_runs"]
+__all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_store", "stored_keys",
+           "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
@@ -47,8 +54,63 @@ CREATE TABLE IF NOT EXISTS runs (
     started_utc TEXT NOT NULL, finished_utc TEXT NOT NULL, command TEXT NOT NULL,
     executor TEXT NOT NULL, computed INTEGER NOT NULL, skipped INTEGER NOT NULL,
     wall_s REAL NOT NULL, code_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS claims (
+    d INTEGER NOT NULL, n INTEGER NOT NULL, beta REAL NOT NULL, eps REAL NOT NULL,
+    points TEXT NOT NULL, seed INTEGER NOT NULL, code_hash TEXT NOT NULL,
+    owner TEXT NOT NULL, claimed_utc TEXT NOT NULL,
+    UNIQUE (d, n, beta, eps, points, seed, code_hash)
 )
 """
+
+
+class StoreError(Exception):
+    """A store that cannot be opened, read or written, in one line saying why.
+
+    Attributes
+    ----------
+    path : Path
+        The store.
+    filesystem : bool
+        True when the file system refused (read-only, full disk, I/O error); False when the path
+        or the file is wrong (missing folder, a folder, not a sweep store, damaged).
+    """
+
+    def __init__(self, message: str, path, filesystem: bool):
+        super().__init__(message)
+        self.path = Path(path)
+        self.filesystem = filesystem
+
+
+#: SQLite result codes (primary, the low byte) that the file system, not the file, caused
+_FILESYSTEM_CODES = {3: "cannot be accessed (permission denied)",
+                     8: "cannot be written (a read-only file or folder)",
+                     10: "could not be read or written (an I/O error: a full disk, a file size limit or a failing "
+                         "device)",
+                     13: "could not be written (the disk is full)"}
+
+
+def store_error(exc: BaseException, path) -> StoreError:
+    """The :class:`StoreError` for a ``sqlite3`` (or pandas database) error raised on the store
+    ``path``: what is wrong, from SQLite's result code and the path."""
+    path = Path(path)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None and isinstance(exc.__cause__, sqlite3.Error):  # pandas wraps sqlite3's errors
+        exc, code = exc.__cause__, getattr(exc.__cause__, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    if primary in _FILESYSTEM_CODES:
+        return StoreError(f"{path} {_FILESYSTEM_CODES[primary]}: {exc}", path, True)
+    if path.is_dir():
+        return StoreError(f"{path} is a folder, not a SQLite file", path, False)
+    if not path.parent.is_dir():
+        return StoreError(f"the folder {path.parent} does not exist", path, False)
+    if primary == 14:  # SQLITE_CANTOPEN with the folder there
+        return StoreError(f"{path} cannot be opened or created (check that it and its folder can be "
+                          f"written): {exc}", path, True)
+    if primary in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return StoreError(f"{path} is not an intact SQLite file (damaged, truncated or another kind of "
+                          f"file): {exc}", path, False)
+    return StoreError(f"{path} is not a sweep store: {exc}", path, False)
 
 
 def code_hash() -> str:
@@ -59,13 +121,31 @@ def code_hash() -> str:
 
 
 def open_store(path) -> sqlite3.Connection:
-    """Open (creating if needed) the store at ``path`` in WAL mode."""
-    con = sqlite3.connect(str(path), timeout=30.0)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=FULL")
-    con.executescript(_SCHEMA)
-    con.commit()
-    return con
+    """Open (creating if needed) the store at ``path`` in WAL mode.
+
+    Raises
+    ------
+    StoreError
+        The store cannot be opened for writing, or the file there is not a sweep store
+        (:func:`store_error` says which).
+    """
+    p = Path(path)
+    for q in (p, p.parent):  # SQLite opens a read-only file for reading and fails at the first write
+        if q.exists() and not os.access(q, os.W_OK):
+            raise StoreError(f"{p} cannot be written (a read-only {'file' if q == p else 'folder'})", p, True)
+    con = None
+    try:
+        con = sqlite3.connect(str(path), timeout=30.0)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
+        con.executescript(_SCHEMA)
+        con.commit()
+        stored_keys(con, "")  # the tables have the columns of a sweep store
+        return con
+    except sqlite3.Error as exc:
+        if con is not None:
+            con.close()
+        raise store_error(exc, path) from exc
 
 
 def stored_keys(con: sqlite3.Connection, code: str) -> set[tuple]:
@@ -74,13 +154,81 @@ def stored_keys(con: sqlite3.Connection, code: str) -> set[tuple]:
     return {(int(d), int(n), float(b), float(e), str(p), int(s)) for d, n, b, e, p, s in cur}
 
 
+def claim_owner() -> str:
+    """A name for one sweep: ``host:pid:process start time:random``, unique among the sweeps
+    that ever write a store (:func:`claim_rows`)."""
+    import psutil
+
+    return f"{socket.gethostname()}:{os.getpid()}:{psutil.Process().create_time()!r}:{uuid.uuid4().hex[:8]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether the sweep named ``owner`` (:func:`claim_owner`) can still be running: its process
+    is on this machine and alive. A WAL store is only shared by processes of one machine (its
+    ``-shm`` index is shared memory), so a claim from another machine is left over from a copy."""
+    import psutil
+
+    try:
+        host, pid, started, _ = owner.rsplit(":", 3)
+        return (host == socket.gethostname() and psutil.pid_exists(int(pid))
+                and repr(psutil.Process(int(pid)).create_time()) == started)
+    except (ValueError, psutil.Error):
+        return False
+
+
+def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str) -> tuple[list, int]:
+    """Claim the configurations of ``keys`` that are neither stored nor claimed by a running sweep.
+
+    In one write transaction (``BEGIN IMMEDIATE``: sweeps claim one after another): claims of
+    sweeps that no longer run are dropped, then every key not stored under ``code`` and not
+    claimed is claimed for ``owner``. Sweeps started at the same time on one store therefore
+    share the work instead of each computing every row; a killed sweep's claims are taken over
+    by the next one.
+
+    Returns
+    -------
+    (list of tuple, int)
+        The keys claimed here (to compute), in ``keys`` order, and how many are being computed
+        by other running sweeps.
+    """
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        held = {}
+        for *k, owner_k in con.execute(f"SELECT {', '.join(KEY)}, owner FROM claims WHERE code_hash = ?",
+                                       (code,)).fetchall():
+            held[(int(k[0]), int(k[1]), float(k[2]), float(k[3]), str(k[4]), int(k[5]))] = owner_k
+        stale = {o for o in set(held.values()) if not _owner_alive(o)}
+        con.executemany("DELETE FROM claims WHERE owner = ?", [(o,) for o in stale])
+        busy = {k for k, o in held.items() if o not in stale}
+        done = stored_keys(con, code)
+        mine = [k for k in keys if k not in done and k not in busy]
+        con.executemany(f"INSERT INTO claims ({', '.join(KEY)}, code_hash, owner, claimed_utc) "
+                        f"VALUES ({', '.join('?' * (len(KEY) + 3))})", [(*k, code, owner, now) for k in mine])
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return mine, sum(1 for k in keys if k in busy and k not in done)
+
+
+def release_claims(con: sqlite3.Connection, owner: str) -> None:
+    """Drop the claims of ``owner`` that no row answered (a sweep that stopped early)."""
+    with con:
+        con.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
+
 def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
-    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time) in one transaction."""
+    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time) in one transaction,
+    with the removal of their claims (:func:`claim_rows`)."""
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
+    keys = [tuple(r[c] for c in KEY) + (code,) for r in rows]
     with con:  # one transaction: all rows of the task or none
         con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
                         f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
+        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
+                        keys)
 
 
 def record_run(con: sqlite3.Connection, started: float, command: str, executor: str, computed: int,
@@ -94,29 +242,69 @@ def record_run(con: sqlite3.Connection, started: float, command: str, executor: 
                     (utc(started), utc(time.time()), command, executor, computed, skipped, wall_s, code))
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store ``path`` (its exact name: the URI is built with
+    :meth:`pathlib.Path.as_uri`, so ``#``, ``?`` and ``%`` are part of the file name).
+
+    ``mode=ro`` first: it sees what a sweep running at the same time commits, but a WAL store
+    needs its ``-shm`` file, which a read-only folder cannot hold. There, and only when no
+    write-ahead log with content lies beside the store (no writer can have one in such a folder),
+    ``immutable=1``: SQLite then reads the file as it is, without ``-shm`` or locks.
+    """
+    uri = path.resolve().as_uri()
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError as exc:
+        con.close()
+        wal = path.with_name(path.name + "-wal")
+        if (exc.sqlite_errorcode & 0xFF) not in (8, 14) or (wal.is_file() and wal.stat().st_size > 0):
+            raise
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=30.0)
+
+
 def _read(path, query: str, params=None) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no sweep store at {path}")
-    try:  # read-only: reading never changes the store (a WAL store needs its -shm file for this)
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        raise FileNotFoundError(f"no sweep store at {path}" + (" (a folder)" if path.is_dir() else
+                                " (no such file)"))
+    con = None
+    try:  # read-only: reading never changes the store
+        con = _connect_read_only(path)
         return pd.read_sql_query(query, con, params=params)
-    except sqlite3.OperationalError:
-        con = sqlite3.connect(str(path), timeout=30.0)
-        return pd.read_sql_query(query, con, params=params)
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise store_error(exc, path) from exc
     finally:
-        con.close()
+        if con is not None:
+            con.close()
 
 
 def read_runs(path) -> pd.DataFrame:
-    """The ``runs`` table: every finished sweep on this store, oldest first."""
+    """The ``runs`` table: every finished sweep on this store, oldest first.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    StoreError
+        The file is not a readable sweep store.
+    """
     return _read(path, "SELECT * FROM runs ORDER BY started_utc")
 
 
 def read_store(path, code: str | None = None) -> pd.DataFrame:
     """The stored rows as a table (all code hashes, or only ``code``), sorted by configuration.
 
-    Opened read-only (``mode=ro``) where possible: reading never changes the store.
+    Opened read-only (``mode=ro``; ``immutable=1`` in a read-only folder): reading never
+    changes the store, and ``path`` is the exact file name (``#``, ``?`` and ``%`` included).
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    StoreError
+        The file is not a readable sweep store.
     """
     q = f"SELECT {', '.join(COLUMNS)} FROM rows" + (" WHERE code_hash = ?" if code else "")
     df = _read(path, q, (code,) if code else None)

@@ -19,6 +19,7 @@ rows (:func:`capped`) left out and counted.
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from functools import lru_cache
 
@@ -160,38 +161,61 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
     Returns
     -------
     dict
-        ``configurations``, ``skipped`` (already stored), ``computed``, ``code_hash``,
-        ``wall_s`` (of the whole run).
+        ``configurations``, ``skipped`` (already stored), ``elsewhere`` (being computed by
+        another sweep on this store), ``computed``, ``code_hash``, ``wall_s`` (of the whole run).
+
+    Raises
+    ------
+    attnrank_lite.laws.law_store.StoreError
+        The store cannot be opened, read or written (a missing folder, a file that is not a
+        sweep store, a read-only file, a full disk), in one line saying which.
 
     Notes
     -----
-    Sweeps run at the same time on one store do not share work: each computes every
-    configuration missing when it started (three sweeps of the same configurations compute each
-    row three times), and the store keeps one row per configuration and code (the last one
-    committed replaces the others, which are the same computation). The ``runs`` table's
-    ``computed`` counts the tasks each run computed, so together they overstate the rows the
-    store gained. Start one sweep per store, with ``--workers`` or ``--scheduler`` for more cores.
+    Sweeps run at the same time on one store share the work: a sweep claims the configurations
+    it computes before it starts them (:func:`attnrank_lite.laws.law_store.claim_rows`), so no
+    row is computed twice, and the ``runs`` table's ``computed`` counts the rows this run
+    computed. A sweep that finds rows claimed by another running sweep leaves them to it
+    (``elsewhere``); run it again after that sweep ends to see them stored. The claims of a
+    sweep that stopped (an error, SIGKILL) are taken over by the next sweep.
     """
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     code = law_store.code_hash()
     con = law_store.open_store(store)
     try:
-        keys = configurations(ds, n, betas, eps_values, points, seed)
-        done = law_store.stored_keys(con, code)
-        todo = [k for k in keys if k not in done]
-        where = executor_name or ("this process" if executor is None else type(executor).__name__)
-        log(f"{len(keys)} configurations: {len(keys) - len(todo)} already stored under code "
-            f"{code}, {len(todo)} to compute on {where} -> {store}")
-        t0, started = time.perf_counter(), time.time()
+        return _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, executor, limit, log,
+                           command, executor_name)
+    except sqlite3.Error as exc:  # a full disk, a store damaged or made read-only while the sweep ran
+        raise law_store.store_error(exc, store) from exc
+    finally:
+        con.close()
+
+
+def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, executor, limit, log, command,
+                executor_name) -> dict:
+    """:func:`run_sweep`'s work on the open store ``con``."""
+    keys = configurations(ds, n, betas, eps_values, points, seed)
+    owner = law_store.claim_owner()
+    todo, elsewhere = law_store.claim_rows(con, keys, code, owner)
+    skipped = len(keys) - len(todo) - elsewhere
+    where = executor_name or ("this process" if executor is None else type(executor).__name__)
+    log(f"{len(keys)} configurations: {skipped} already stored under code {code}, "
+        + (f"{elsewhere} being computed by another sweep on this store, " if elsewhere else "")
+        + f"{len(todo)} to compute on {where} -> {store}")
+    t0, started = time.perf_counter(), time.time()
+    try:
         run_tasks(sweep_task, todo, executor, need=task_memory, cost=task_cost, limit=limit,
                   on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
-        wall = time.perf_counter() - t0
-        law_store.record_run(con, started, command, where, len(todo), len(keys) - len(todo), wall, code)
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
-        con.close()
-    return {"configurations": len(keys), "skipped": len(keys) - len(todo), "computed": len(todo),
+        try:
+            law_store.release_claims(con, owner)
+        except sqlite3.Error:  # a store that can no longer be written: the first error is the one to tell
+            pass
+    wall = time.perf_counter() - t0
+    law_store.record_run(con, started, command, where, len(todo), skipped, wall, code)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"configurations": len(keys), "skipped": skipped, "elsewhere": elsewhere, "computed": len(todo),
             "code_hash": code, "wall_s": wall}
 
 

@@ -6,8 +6,14 @@ the SHA-256 of everything that can change what the chapter prints (:func:`chapte
 
 * the notebook file, byte for byte;
 * the chapter, the profile and the resolved parameter values;
-* every file of the ``attnrank_lite`` package (not only the modules the chapter imports: a
-  missed dependency would show a stale page, and a stale page is worse than a slow one);
+* every file of the ``attnrank_lite`` package that an install ships (:func:`package_files`:
+  every module, not only those the chapter imports, since a missed dependency would show a
+  stale page and a stale page is worse than a slow one; and the package data, the stored sweep
+  and the calibration corpus among them), but not a stray file a checkout holds beside them
+  (an editor's backup, notes, bytecode), which no chapter can read through the package;
+* every file the chapter reads outside the package, named by its parameters
+  (:attr:`~attnrank_lite.site.spec.ChapterSpec.inputs`: chapter 7's ``store``, chapter 6's
+  ``corpus`` and model folder), byte for byte;
 * the installed versions of the packages pinned in ``requirements.txt`` (plus Python's and
   the bundled model package's), and :data:`CACHE_FORMAT`.
 
@@ -37,11 +43,11 @@ from pathlib import Path
 
 from .paths import REPO
 
-__all__ = ["CACHE_FORMAT", "DEFAULT_CACHE", "CACHE_ENV", "package_digest", "pinned_versions",
-           "chapter_key", "ChapterCache"]
+__all__ = ["CACHE_FORMAT", "DEFAULT_CACHE", "CACHE_ENV", "package_files", "package_digest", "input_digest",
+           "pinned_versions", "chapter_key", "ChapterCache"]
 
 #: bumped when the layout of an entry or the meaning of the key changes
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 #: where ``build`` keeps its cache unless ``--cache DIR`` or ``ATTNRANK_CACHE`` says otherwise
 DEFAULT_CACHE = REPO / ".attnrank-cache"
 CACHE_ENV = "ATTNRANK_CACHE"
@@ -61,19 +67,76 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def package_digest(root: str | os.PathLike | None = None) -> str:
-    """SHA-256 over the relative path and content of every file under ``root`` (default: the
-    ``attnrank_lite`` package), compiled bytecode excepted."""
+def _package_data(root: Path) -> list[str] | None:
+    """The package-data patterns of ``pyproject.toml`` beside the package folder ``root``,
+    relative to ``root`` (``laws/data/*.sqlite``); None where there is no such file (an installed
+    package: every file of it was shipped)."""
+    import tomllib
+
+    pyproject = root.parent / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("setuptools", {}).get("package-data", {})
+    out = []
+    for package, patterns in table.items():
+        parts = package.split(".")
+        if parts[0] == root.name or package == "*":
+            sub = Path(*parts[1:]) if parts[0] == root.name else Path()
+            out += [(sub / pat).as_posix() for pat in patterns]
+    return out
+
+
+def package_files(root: str | os.PathLike | None = None) -> list[Path]:
+    """The files of the package ``root`` (default: ``attnrank_lite``) that enter the cache key:
+    those an install ships.
+
+    In a checkout (a ``pyproject.toml`` beside the package): every ``.py`` module and the files
+    matching its ``[tool.setuptools.package-data]`` patterns; an untracked note, an editor's
+    backup or bytecode is left out, so it does not invalidate every chapter. An installed package
+    (no ``pyproject.toml``): every file but bytecode. Sorted by relative path.
+    """
     root = Path(root if root is not None else PACKAGE_DIR)
-    h = hashlib.sha256()
+    data = _package_data(root)
+    out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
-            if name.endswith(_SKIP_SUFFIXES):
-                continue
             path = Path(dirpath) / name
-            h.update(path.relative_to(root).as_posix().encode() + b"\0")
-            h.update(_sha256_file(path).encode() + b"\n")
+            rel = path.relative_to(root)
+            if name.endswith(_SKIP_SUFFIXES) or not path.is_file():
+                continue
+            if data is None or name.endswith(".py") or any(rel.match(pat) for pat in data):
+                out.append(path)
+    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+
+
+def package_digest(root: str | os.PathLike | None = None) -> str:
+    """SHA-256 over the relative path and content of every file of :func:`package_files`."""
+    root = Path(root if root is not None else PACKAGE_DIR)
+    h = hashlib.sha256()
+    for path in package_files(root):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(_sha256_file(path).encode() + b"\n")
+    return h.hexdigest()
+
+
+def input_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of what a chapter reads at ``path``: a file's bytes; a folder's every file (relative
+    path and bytes, bytecode and ``__pycache__`` left out, links followed); ``"missing"`` when
+    there is nothing there (the chapter then fails, and a file put there later gives a new key)."""
+    path = Path(path)
+    if path.is_file():
+        return _sha256_file(path)
+    if not path.is_dir():
+        return "missing"
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            f = Path(dirpath) / name
+            if name.endswith(_SKIP_SUFFIXES) or not f.is_file():
+                continue
+            h.update(f.relative_to(path).as_posix().encode() + b"\0" + _sha256_file(f).encode() + b"\n")
     return h.hexdigest()
 
 
@@ -103,7 +166,7 @@ def pinned_versions(requirements: str | os.PathLike | None = None) -> dict:
 
 
 def chapter_key(notebook: str | os.PathLike, chapter: str, profile: str, values: dict,
-                package: str | None = None, versions: dict | None = None) -> str:
+                package: str | None = None, versions: dict | None = None, inputs=()) -> str:
     """The cache key of one chapter run: SHA-256 of its canonical JSON description.
 
     Parameters
@@ -116,6 +179,9 @@ def chapter_key(notebook: str | os.PathLike, chapter: str, profile: str, values:
     package, versions : optional
         :func:`package_digest` and :func:`pinned_versions`, computed here when not given (pass
         them when keying several chapters at once).
+    inputs : iterable of path
+        Files or folders the chapter reads outside the package (its spec's ``inputs(values)``);
+        each enters the key through :func:`input_digest`.
     """
     desc = {
         "format": CACHE_FORMAT,
@@ -125,6 +191,7 @@ def chapter_key(notebook: str | os.PathLike, chapter: str, profile: str, values:
         "notebook": _sha256_file(Path(notebook)),
         "package": package if package is not None else package_digest(),
         "versions": versions if versions is not None else pinned_versions(),
+        "inputs": {str(p): input_digest(p) for p in inputs},
     }
     text = json.dumps(desc, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode()).hexdigest()

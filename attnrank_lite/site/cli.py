@@ -22,6 +22,7 @@ from .outputs import OutputError
 from .runner import CellTimeout, KernelDied, RunFailed, resolve_parameters, run_chapter
 from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
+from .sweep_cli import StoreFileError
 from .sweep_cli import add_parser as _add_sweep_parser
 from .sweep_cli import cmd_sweep as _cmd_sweep
 from .verify_cli import NOT_VERIFIED, REFUSED
@@ -224,6 +225,8 @@ def main(argv=None) -> int:
         return _fail(args, "cell failed", f"{exc}; nothing was written (rerun with --debug for the traceback)")
     except BuildFailed as exc:
         return _fail(args, "site build failed", str(exc))
+    except StoreFileError as exc:
+        return _fail(args, "file system error", str(exc))
     except BrokenPipeError:  # e.g. `list | head`: the reader has gone, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -4,7 +4,8 @@
 :func:`~attnrank_lite.site.runner.run_chapter` writes it, by one of two routes:
 
 * **cache** -- the chapter's key (:func:`attnrank_lite.site.cache.chapter_key`: notebook,
-  parameters, profile, package sources, installed versions) has an intact entry, which is copied;
+  parameters, profile, package sources and data, the files its parameters name, installed
+  versions) has an intact entry, which is copied;
 * **run** -- the notebook is executed, and the finished run stored in the cache.
 
 With ``jobs = 1`` the chapters run one after the other in this process. With ``jobs > 1`` each
@@ -33,7 +34,8 @@ from .memory import available_memory, format_bytes, largest_need
 from .runner import CellTimeout, KernelDied, RunFailed, check_run_output, run_chapter, run_dir
 from .runtime import estimate_runtime, format_minutes
 
-__all__ = ["execute_chapters", "THREAD_VARS", "KERNEL_OVERHEAD", "thread_env", "plan_memory", "next_to_start"]
+__all__ = ["execute_chapters", "chapter_keys", "THREAD_VARS", "KERNEL_OVERHEAD", "thread_env", "plan_memory",
+           "next_to_start"]
 
 #: environment variables read by the BLAS/OpenMP libraries numpy, scipy and torch load
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
@@ -85,6 +87,17 @@ def _record(folder: Path, spec) -> dict:
     return json.loads((folder / f"{spec.stem}.run.json").read_text())
 
 
+def chapter_keys(items, profile: str, package: str | None = None, versions: dict | None = None) -> dict:
+    """The cache key of each chapter of ``items`` (:func:`attnrank_lite.site.cache.chapter_key`),
+    the files its ``inputs`` name included; ``package`` and ``versions`` are computed once here
+    when not given."""
+    package = package_digest() if package is None else package
+    versions = pinned_versions() if versions is None else versions
+    return {spec.key: chapter_key(NOTEBOOK_DIR / spec.notebook, spec.key, profile, values, package=package,
+                                  versions=versions, inputs=list(spec.inputs(values)) if spec.inputs else ())
+            for spec, values in items}
+
+
 def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: ChapterCache | None = None,
                      timeout: int | None = 1800, log=print) -> list[dict]:
     """Give every chapter a finished run folder ``outdir/<key>/``; return the run records in order.
@@ -112,12 +125,7 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
     outdir = Path(outdir)
     for spec, _ in items:
         outdir = check_run_output(outdir, spec.key)
-    keys = {}
-    if cache is not None:
-        package, versions = package_digest(), pinned_versions()
-        for spec, values in items:
-            keys[spec.key] = chapter_key(NOTEBOOK_DIR / spec.notebook, spec.key, profile, values,
-                                         package=package, versions=versions)
+    keys = chapter_keys(items, profile) if cache is not None else {}
     records: dict[str, dict] = {}
     todo = []
     for spec, values in items:

@@ -175,6 +175,10 @@ class ChapterSpec:
     code : dict
         Statement label on the chapter's page -> dotted paths of the functions that implement
         or check it (the "code" column of the theorem index).
+    inputs : callable, optional
+        ``f(values) -> iterable of paths``: the files and folders the chapter reads that are
+        not part of the package (a path parameter such as chapter 7's ``store``), so that the
+        build's cache key covers them (:func:`attnrank_lite.site.cache.chapter_key`).
     """
 
     key: str
@@ -187,6 +191,7 @@ class ChapterSpec:
     runtime: Callable | None = None
     runtime_error: float = 3.0
     code: dict = field(default_factory=dict)
+    inputs: Callable | None = None
 
     def __post_init__(self):
         names = [p.name for p in self.params]

@@ -31,7 +31,21 @@ from ..engine.parallel import (
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 
-__all__ = ["add_parser", "cmd_sweep", "store_report"]
+__all__ = ["add_parser", "cmd_sweep", "store_report", "StoreFileError", "store_failure"]
+
+
+class StoreFileError(Exception):
+    """The file system refused the store (read-only, full disk, I/O error): ``cli.main`` exits
+    with the status of a file-system error, in one line naming the parameter."""
+
+
+def store_failure(exc, parameter: str, note: str = "") -> Exception:
+    """The command line's exception for a :class:`attnrank_lite.laws.law_store.StoreError` (or a
+    missing file) of ``parameter`` (``'--store'`` or ``'--report'``): a :class:`StoreFileError`
+    when the file system refused, a :class:`~attnrank_lite.site.spec.ParameterError` otherwise;
+    ``note`` is appended to the one line."""
+    what = f"parameter '{parameter}': {exc}{note}"
+    return StoreFileError(what) if getattr(exc, "filesystem", False) else ParameterError(what)
 
 
 def add_parser(sub, common) -> None:
@@ -90,9 +104,12 @@ def store_report(store, figure=None, log=print) -> Path:
     (:func:`attnrank_lite.laws.scale_report.report_lines`); write the figure. Returns the
     figure path."""
     from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
+    from ..laws.law_store import StoreError
 
     try:
         report = scale_report.stored_report(store)
+    except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
+        raise store_failure(exc, "--report") from None
     except ValueError as exc:  # no rows, or no (d, eps) with two betas
         raise ParameterError(f"parameter '--report': {exc}") from None
     for line in scale_report.report_lines(report, store):
@@ -141,6 +158,12 @@ def cmd_sweep(args) -> int:
     except ValueError as exc:  # name the parameter as it is typed
         raise ParameterError(str(exc).replace("parameter '", "parameter '--", 1)) from None
     workers, scheduler = _executor(args)
+    from ..laws import law_store
+
+    try:  # before any worker starts: a store that cannot be written fails at once
+        law_store.open_store(args.store).close()
+    except law_store.StoreError as exc:
+        raise store_failure(exc, "--store") from None
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
     try:
@@ -162,8 +185,13 @@ def cmd_sweep(args) -> int:
                                   limit=limit, command=_command(args), executor_name=where)
         except TaskTooLarge as exc:
             raise TooLarge(str(exc)) from None
+        except law_store.StoreError as exc:
+            raise store_failure(exc, "--store", "; the rows committed before it are kept (rerun to resume)"
+                                ) from None
     finally:
         ctx.__exit__(None, None, None)
-    print(f"{res['computed']} rows computed, {res['skipped']} already stored, code {res['code_hash']}, "
+    elsewhere = (f", {res['elsewhere']} left to another sweep running on this store (rerun after it ends)"
+                 if res["elsewhere"] else "")
+    print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
           f"{time.perf_counter() - t0:.1f} s -> {args.store}")
     return 0

@@ -148,10 +148,10 @@ def test_damaged_entry_is_ignored_and_replaced(fake_book, damage):
 
 
 def test_package_digest_covers_every_file_of_the_package(tmp_path):
-    """The real package: a copy has the same digest, and a change deep inside changes it."""
+    """The real package: a copy (with its pyproject.toml) has the same digest, and a change deep
+    inside changes it."""
     src = Path(cache_mod.__file__).resolve().parents[1]
-    copy = tmp_path / "attnrank_lite"
-    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    copy = _checkout_copy(tmp_path)
     assert package_digest(copy) == package_digest(src)
     deep = sorted(copy.rglob("*.py"), key=lambda p: (-len(p.parts), str(p)))[0]
     deep.write_text(deep.read_text() + "\n# changed\n")
@@ -193,3 +193,77 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_build(fake_book):
     fake_book["cache"].root.write_text("a file where the cache folder should be")
     ran, recs = fake_book["build"]()
     assert ran == ALL and all("cache" not in r for r in recs)
+
+
+def _checkout_copy(tmp_path) -> Path:
+    """The package and its pyproject.toml copied as a checkout holds them (bytecode left out)."""
+    src = Path(cache_mod.__file__).resolve().parents[1]
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    copy = tmp_path / "attnrank_lite"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return copy
+
+
+def test_a_stray_file_in_the_package_does_not_change_the_key_but_its_data_does(tmp_path):
+    """Issue 24 item 1: an untracked note or bytecode in a checkout's package left every chapter
+    stale-keyed (all seven re-executed); the package data (the stored sweep) and any module must
+    still change the key."""
+    copy = _checkout_copy(tmp_path)
+    before = package_digest(copy)
+    (copy / "foo.txt").write_text("a note\n")
+    (copy / "laws" / "scale.py.orig").write_text("an editor's backup\n")
+    (copy / "laws" / "__pycache__").mkdir()
+    (copy / "laws" / "__pycache__" / "scale.cpython-311.pyc").write_bytes(b"\0" * 16)
+    assert package_digest(copy) == before
+    store = copy / "laws" / "data" / "laws_paper.sqlite"
+    data = store.read_bytes()
+    store.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert package_digest(copy) != before
+    store.write_bytes(data)
+    assert package_digest(copy) == before
+    (copy / "laws" / "new_module.py").write_text("X = 1\n")
+    assert package_digest(copy) != before
+
+
+def test_every_tracked_file_of_the_package_enters_the_key():
+    """A file the repository tracks in the package (a module, package data a chapter reads) must
+    be in the key: a data file outside ``[tool.setuptools.package-data]`` would be missed."""
+    import subprocess
+
+    r = subprocess.run(["git", "ls-files", "-z", "attnrank_lite"], cwd=REPO, capture_output=True)
+    if r.returncode != 0 or not r.stdout:
+        pytest.skip("not a git checkout")
+    tracked = {p for p in r.stdout.decode().split("\0") if p and (REPO / p).is_file()}
+    keyed = {p.relative_to(REPO).as_posix() for p in cache_mod.package_files(REPO / "attnrank_lite")}
+    assert tracked <= keyed, sorted(tracked - keyed)
+
+
+def test_chapter_7s_key_follows_the_bytes_of_its_store(tmp_path):
+    """The real chapter 7 with its ``store`` outside the package: editing the store (a
+    recomputed sweep) gives a new key, so the page is not reused with the old table."""
+    from attnrank_lite.site.chapters.ch07 import SPEC
+
+    store = tmp_path / "laws.sqlite"
+    shutil.copy(REPO / SPEC.profile("book")["store"], store)
+    values = SPEC.validate({**SPEC.profile("quick"), "store": str(store)})
+    key = schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"]
+    data = store.read_bytes()
+    store.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"] != key
+    store.write_bytes(data)
+    assert schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"] == key
+
+
+def test_an_input_file_change_reexecutes_only_its_chapter(fake_book):
+    """A chapter whose spec names a file it reads (``inputs``): editing or removing the file
+    re-executes that chapter and no other."""
+    import dataclasses
+
+    data = fake_book["tmp"] / "input.csv"
+    data.write_text("a\n1\n")
+    fake_book["specs"][1] = dataclasses.replace(fake_book["specs"][1], inputs=lambda v: [data])
+    assert fake_book["build"]()[0] == ALL
+    data.write_text("a\n2\n")
+    assert fake_book["build"]()[0] == ["ch91"]
+    data.unlink()
+    assert fake_book["build"]()[0] == ["ch91"]

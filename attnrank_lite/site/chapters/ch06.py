@@ -21,6 +21,22 @@ def _memory(v):
 CORPUS_PASSAGES = 79
 
 
+def _inputs(v):
+    """What the chapter reads outside the package: its ``corpus`` file when one is given, and
+    the model folder ``model`` names on this machine (a folder, or a snapshot in the local
+    Hugging Face cache); the shipped corpus and the bundled model are in the package and the
+    pinned versions."""
+    from pathlib import Path
+
+    from ...calibration.bert import find_local_model  # here: chapter specs load at every start
+
+    if v["corpus"] is not None:
+        yield Path(v["corpus"]).expanduser()
+    found = None if v["model"] == "bundled-minilm" else find_local_model(str(v["model"]))
+    if found is not None:
+        yield found[0]
+
+
 def _heads(v):
     large = "large" in str(v["model"]).lower()
     layers = len(v["layers"]) if v["layers"] else 7
@@ -105,6 +121,7 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
+    inputs=_inputs,
     runtime_error=2.0,
     code={
         "claim-bert-calibration": ["attnrank_lite.calibration.study.run_study",

@@ -1,5 +1,6 @@
 """Chapter 7 (appendix): the spherical law at scale, a live sweep and the stored paper table."""
 from ..memory import dense_need
+from ..paths import REPO
 from ..runtime import RuntimeTerm, scaled
 from ..spec import ChapterSpec, Param
 
@@ -7,6 +8,11 @@ from ..spec import ChapterSpec, Param
 def _memory(v):
     """The live sweep re-verifies each bracket on the dense n x n matrix (n <= 4096)."""
     yield dense_need(v["n"], v["n"], "n", "the dense re-verification of a live bracket")
+
+
+def _inputs(v):
+    """The sweep store the chapter reads (``REPO / store``, as the notebook opens it)."""
+    yield REPO / v["store"]
 
 
 #: seconds of the book profile's live sweep on the calibration machine (its costly step)
@@ -64,6 +70,7 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     runtime_error=2.0,
+    inputs=_inputs,
     code={
         "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
                               "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.scale.capped",
