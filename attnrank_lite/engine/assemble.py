@@ -261,7 +261,41 @@ def _neumann(plan: Plan, eps: float):
         return None
     if "order" not in plan.shared:
         plan.shared["order"] = _LazyOrder(plan.points, min(src.n, src.m))
-    return neumann_search(src.rows, src.n, src.m, eps, plan.shared["order"])
+        plan.shared["centre_rows"] = src.rows if plan.stored is not None else _RowCache(src)
+    return neumann_search(plan.shared["centre_rows"], src.n, src.m, eps, plan.shared["order"])
+
+
+#: the Neumann search keeps the rows of its centres while they hold at most this many entries
+#: (64 MiB); beyond, rows are generated again on each try
+CENTRE_ROWS_LIMIT = 2**23
+
+
+class _RowCache:
+    """``rows(idx)`` of a row source, keeping the rows already generated (the Neumann search asks
+    for the rows of the same centres on every try of its doubling and bisection), up to
+    :data:`CENTRE_ROWS_LIMIT` entries."""
+
+    def __init__(self, source: RowSource):
+        self.source = source
+        self.pos = np.full(source.n, -1, dtype=np.int64)
+        self.data = np.empty((0, source.m))
+        self.count = 0
+
+    def __call__(self, idx) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        new = np.unique(idx[self.pos[idx] < 0])
+        if new.size:
+            if (self.count + new.size) * self.source.m > CENTRE_ROWS_LIMIT:
+                return self.source.rows(idx)
+            if self.count + new.size > self.data.shape[0]:
+                size = max(self.count + new.size, min(2 * self.data.shape[0], CENTRE_ROWS_LIMIT // self.source.m))
+                grown = np.empty((size, self.source.m))
+                grown[:self.count] = self.data[:self.count]
+                self.data = grown
+            self.data[self.count:self.count + new.size] = self.source.rows(new)
+            self.pos[new] = np.arange(self.count, self.count + new.size)
+            self.count += new.size
+        return self.data[self.pos[idx]]
 
 
 #: the lower families, in order (ties keep the earlier one)
