@@ -24,6 +24,27 @@ the same subspaces with every row's coefficients fitted in l1, searched below th
 end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
 else met eps.
 
+**Effort: the cost-aware rule** (``effort``, :data:`EFFORTS`). With ``effort="max"`` every family
+above runs within the :class:`CostLimits`, whatever it can gain (the chapters' stored tables use
+this rule). With ``effort="auto"`` (the default) the two expensive families first weigh their
+expected cost against their expected gain (:class:`Estimate`: cost in units of forming ``A``
+once, gain in ranks; a family runs when it is expected to lower the upper end by at least
+:data:`AUTO_RATE` of it per form-A of cost, and by one rank):
+
+* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes, eight products of the
+  sketch's width); its gain over a harmonic certificate of degree ``L`` is probed by
+  :func:`_plateau_gain` (the top degree's block rotated to its principal directions, partial
+  cuts on sample rows). On well-spread points the block is a plateau and no partial cut passes:
+  the family is skipped. Where there is no upper certificate yet it always runs.
+* the l1-fitted family costs :func:`_l1_cost` (about thirty ADMM steps of two products at the
+  upper end); it runs only when the room ``upper - lower`` admits the least worthwhile gain, and
+  only in the bases where an l1 fit of a few sample rows at ``upper`` minus that gain is not
+  refuted by its dual bound (:func:`_l1_worth`): near the threshold, not over the whole range.
+
+The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the SVD family of a
+stored matrix, the harmonic family) run under both rules. The default's cost is measured in
+``benchmarks/bench_default_cost.py``.
+
 **Extension point.** An upper family is a function ``family(plan, eps_values, lowers, uppers)``
 returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAMILIES` (or pass
 ``upper_families=`` to :func:`assemble_brackets`). Its certificates must be

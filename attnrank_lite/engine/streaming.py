@@ -7,7 +7,9 @@ are rebuilt with :func:`attnrank_lite.engine.attention.softmax_attention` (one c
 dense matrix) on every pass, so memory is :math:`O(\text{block}\cdot m)` plus the factors of the
 upper certificate, and the one bracket assembler (:mod:`attnrank_lite.engine.assemble`) applies
 the best-of rule: Neumann, norm and (on small instances) cluster-mass and Frobenius-tail lower
-certificates; harmonic (the book's :ref:`thm-sphere-upper`) and streamed SVD upper certificates.
+certificates; harmonic (the book's :ref:`thm-sphere-upper`), streamed SVD and l1-fitted upper
+certificates, the last two only where the cost-aware rule (``effort="auto"``, the default) expects
+them to narrow the bracket enough for their cost; ``effort="max"`` runs them whatever they gain.
 
 The returned :class:`~attnrank_lite.engine.certified_bracket.RankBracket` holds ordinary certificates: when ``A``
 fits in memory, ``bracket.verify(A, eps)`` rechecks them on it.

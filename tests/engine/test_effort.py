@@ -126,3 +126,24 @@ def test_estimate_rule():
     # the l1 fit at rank 81 costs far more than forming A: it must promise a large gain
     assert assemble._l1_cost(81) > 10
     assert np.isclose(assemble._streamed_svd_cost(91), 5 + 5 * 2 * 91 / assemble.FORM_A_FLOPS)
+
+
+@pytest.mark.parametrize("max_rounds", [1, 2, 6])
+def test_nested_search_checks_the_top_cut_only_after_a_failure(max_rounds):
+    # the evenly spaced sample misses the rows that need the last coordinate: the first candidate
+    # fails on A, and the search must still return a valid member (the top cut is checked then)
+    from attnrank_lite.engine.nested import nested_family_search
+
+    n, m = 64, 12
+    A = np.zeros((n, m))
+    A[:, 0] = 1.0
+    hard = [5, 6, 7, 9, 10]  # off the 4-row sample 0, 21, 42, 63
+    A[hard, 0] = 0.5
+    A[hard, m - 1] = 0.5
+    V = np.eye(m)
+    eps = 0.25
+    src = RowSource.from_matrix(A)
+    found = nested_family_search(src, V, range(1, m + 1), [eps], sample=4, max_rounds=max_rounds)
+    k, L = found[0]
+    err = np.abs(A - L @ V[:, :k].T).sum(axis=1).max()
+    assert err <= eps and k == m
