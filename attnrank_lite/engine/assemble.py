@@ -441,6 +441,14 @@ def _plateau_gain(plan: Plan, eps: float, cert) -> int:
     return 0
 
 
+def _top_block(plan: Plan, cert) -> int:
+    """Columns of the top degree's block of a harmonic certificate (0 for other certificates)."""
+    L = getattr(cert, "degree", None)
+    if plan.basis is None or not L:
+        return 0
+    return cert.rank - plan.basis.dimension(L - 1)
+
+
 def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -> list:
     """:class:`Estimate` of the streamed SVD family on each level (``effort="auto"``)."""
     cost = _streamed_svd_cost(size)
@@ -451,7 +459,9 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
             out.append(Estimate(cost, full - lower.rank, full))
             continue
         est = Estimate(cost, 0, upper.rank)
-        if upper.rank - lower.rank >= est.least_gain:
+        block = _top_block(plan, upper)
+        # the probe's gain is at most the top block less one column: probe only if that is worth it
+        if min(upper.rank - lower.rank, block - 1) >= est.least_gain:
             est = Estimate(cost, _plateau_gain(plan, eps, upper), upper.rank)
         out.append(est)
     return out
