@@ -19,7 +19,9 @@ upper end only when strictly smaller): ``B = 0`` first (it settles the level alo
 SVD family of a stored matrix (dense SVD up to ``CostLimits.dense`` = ``min(n, m)``, else the
 randomized range finder with doubling sketches), the harmonic family (keys on the sphere), the
 streamed SVD family (one sketch sized by the harmonic rank, within ``CostLimits.streamed_svd``
-entries), the l1-fitted family over those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
+entries; also on a stored matrix of the randomized path whose doubling family was skipped next
+to a high harmonic rank, so that the l1 fit gets an SVD subspace), the l1-fitted family over
+those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
 the same subspaces with every row's coefficients fitted in l1, searched below the current upper
 end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
 else met eps.
