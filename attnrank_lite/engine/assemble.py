@@ -593,9 +593,10 @@ def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
     As = src.rows(rows)
     keep = []
     for V, name in bases:
-        if V.shape[1] < k - g:
+        r = min(k - g, V.shape[1])  # a narrower basis: its whole span (ranks <= r < k - g)
+        if r == 0:
             continue
-        fit = l1_fit_rows(lambda idx: As[idx], As.shape[0], V[:, :k - g], steps=L1_PROBE_STEPS, gap=None,
+        fit = l1_fit_rows(lambda idx: As[idx], As.shape[0], V[:, :r], steps=L1_PROBE_STEPS, gap=None,
                           target=search_target(eps), stop_on_fail=True, block=As.shape[0])
         if fit.status != "fail":
             keep.append((V, name))
