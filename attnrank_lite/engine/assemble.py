@@ -33,7 +33,7 @@ expected cost against their expected gain (:class:`Estimate`: cost in units of f
 once, gain in ranks; a family runs when it is expected to lower the upper end by at least
 :data:`AUTO_RATE` of it per form-A of cost, and by one rank):
 
-* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes, eight products of the
+* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes; six float32 and two float64 products of the
   sketch's width); its gain over a harmonic certificate of degree ``L`` is probed by
   :func:`_plateau_gain` (the top degree's block rotated to its principal directions, partial
   cuts on sample rows). On well-spread points the block is a plateau and no partial cut passes:
