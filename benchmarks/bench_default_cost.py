@@ -1,23 +1,33 @@
 """Cost of the default ``point_bracket`` against forming A (issue 23, "A cost-aware default").
 
 One thread (``engine.threads.single_threaded``), one process: for n = 4096 Fibonacci points and
-beta = 16, 128 (eps = 0.25) it prints the time to form ``A`` (best of three), the default
-``point_bracket`` and ``svd=False`` (harmonic upper + Neumann lower), each with its bracket and
-its ratio to forming A; ``--profile`` adds a cProfile of the default call (top 15 by cumulative
-time), which shows which family costs what.
+beta = 16, 128 (eps = 0.25) it prints the time to form ``A`` (best of three) and, each with its
+bracket, its upper certificate's source and its ratio to forming A:
+
+* ``default`` -- ``point_bracket(X, beta, eps)`` (``effort="auto"``: the cost-aware rule);
+* ``harm+neu`` -- harmonic upper and Neumann lower families only (``svd=False``, the l1 family
+  off), the reference the default must be at least as narrow as;
+* ``max`` -- ``effort="max"`` (every family, today's everything-on rule), unless ``--no-max``.
+
+``--repeat R`` repeats the default and harmonic + Neumann calls and prints the best; the load
+average is printed before and after. ``--profile`` adds a cProfile of the default call (top 15
+by cumulative time).
 
 Usage::
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_default_cost.py [--profile]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_default_cost.py [--profile] [--no-max]
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import time
 
 from attnrank_lite import point_bracket, softmax_attention
+from attnrank_lite.engine.assemble import CostLimits
+from attnrank_lite.engine.streaming import point_brackets
 from attnrank_lite.engine.threads import single_threaded
 from attnrank_lite.laws.geometry import fibonacci_sphere
 
@@ -28,26 +38,42 @@ def _timed(fn):
     return time.perf_counter() - t, out
 
 
+def _load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--betas", type=float, nargs="+", default=[16.0, 128.0])
     ap.add_argument("--eps", type=float, default=0.25)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--no-max", action="store_true")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     X = fibonacci_sphere(a.n)
+    calls = [
+        ("default", lambda beta: point_bracket(X, beta, a.eps), a.repeat),
+        ("harm+neu", lambda beta: point_brackets(X, beta, [a.eps], svd=False, limits=CostLimits(l1=0),
+                                                 effort="max")[0], a.repeat),
+    ]
+    if not a.no_max:
+        calls.append(("max", lambda beta: point_bracket(X, beta, a.eps, effort="max"), 1))
+    print(_load(), flush=True)
     with single_threaded():
         for beta in a.betas:
             t_a = min(_timed(lambda: softmax_attention(X, beta=beta, block=1024))[0] for _ in range(3))
             print(f"n={a.n} beta={beta:g} eps={a.eps}: form_A {t_a:.2f} s", flush=True)
-            for name, kw in (("default", {}), ("svd=False", {"svd": False})):
-                t, b = _timed(lambda: point_bracket(X, beta, a.eps, **kw))
-                print(f"  {name:10s} {t:6.2f} s  {t / t_a:5.1f}x  [{b.lower}, {b.upper}]"
+            for name, fn, reps in calls:
+                runs = [_timed(lambda: fn(beta)) for _ in range(reps)]
+                t, b = min(runs, key=lambda r: r[0])
+                print(f"  {name:9s} {t:6.2f} s  {t / t_a:5.1f}x  [{b.lower}, {b.upper}]"
                       f"  upper={b.upper_certificate.source}", flush=True)
             if a.profile:
                 pr = cProfile.Profile()
                 pr.runcall(point_bracket, X, beta, a.eps)
                 pstats.Stats(pr).sort_stats("cumulative").print_stats(15)
+    print(_load(), flush=True)
 
 
 if __name__ == "__main__":

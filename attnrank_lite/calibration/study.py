@@ -211,7 +211,7 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
     """Bracket and polynomial certificate of one sequence at one temperature, both verified."""
     Q, K = qk[t]
     A = softmax_attention(Q, K, beta=beta)
-    br = rank_bracket(A, eps)
+    br = rank_bracket(A, eps, effort="max")  # the chapter's stored numbers: every family
     cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree, hints)
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),

@@ -19,10 +19,33 @@ upper end only when strictly smaller): ``B = 0`` first (it settles the level alo
 SVD family of a stored matrix (dense SVD up to ``CostLimits.dense`` = ``min(n, m)``, else the
 randomized range finder with doubling sketches), the harmonic family (keys on the sphere), the
 streamed SVD family (one sketch sized by the harmonic rank, within ``CostLimits.streamed_svd``
-entries), the l1-fitted family over those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
+entries; also on a stored matrix of the randomized path whose doubling family was skipped next
+to a high harmonic rank, so that the l1 fit gets an SVD subspace), the l1-fitted family over
+those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
 the same subspaces with every row's coefficients fitted in l1, searched below the current upper
 end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
 else met eps.
+
+**Effort: the cost-aware rule** (``effort``, :data:`EFFORTS`). With ``effort="max"`` every family
+above runs within the :class:`CostLimits`, whatever it can gain (the chapters' stored tables use
+this rule). With ``effort="auto"`` (the default) the two expensive families first weigh their
+expected cost against their expected gain (:class:`Estimate`: cost in units of forming ``A``
+once, gain in ranks; a family runs when it is expected to lower the upper end by at least
+:data:`AUTO_RATE` of it per form-A of cost, and by one rank):
+
+* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes; six float32 and two float64 products of the
+  sketch's width); its gain over a harmonic certificate of degree ``L`` is probed by
+  :func:`_plateau_gain` (the top degree's block rotated to its principal directions, partial
+  cuts on sample rows). On well-spread points the block is a plateau and no partial cut passes:
+  the family is skipped. Where there is no upper certificate yet it always runs.
+* the l1-fitted family costs :func:`_l1_cost` (about thirty ADMM steps of two products at the
+  upper end); it runs only when the room ``upper - lower`` admits the least worthwhile gain, and
+  only in the bases where an l1 fit of a few sample rows at ``upper`` minus that gain is not
+  refuted by its dual bound (:func:`_l1_worth`): near the threshold, not over the whole range.
+
+The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the SVD family of a
+stored matrix, the harmonic family) run under both rules. The default's cost is measured in
+``benchmarks/bench_default_cost.py``.
 
 **Extension point.** An upper family is a function ``family(plan, eps_values, lowers, uppers)``
 returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAMILIES` (or pass
@@ -39,7 +62,7 @@ from .certificates import NormCertificate, SubspaceCertificate, frobenius_budget
 from .certified_bracket import RankBracket
 from .checks import gamma
 from .harmonic import HarmonicBasis, harmonic_search
-from .l1fit import l1_improve
+from .l1fit import l1_fit_rows, l1_improve
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .nested import nested_family_search
 from .neumann import farthest_point_order, neumann_search
@@ -47,8 +70,9 @@ from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
 
-__all__ = ["CostLimits", "DENSE_LIMIT", "FROBENIUS_LIMIT", "FROBENIUS_ROWS", "L1_LIMIT", "MATERIALISE_LIMIT",
-           "Plan", "STREAMED_SVD_LIMIT", "UPPER_FAMILIES", "assemble_brackets", "best_of"]
+__all__ = ["AUTO_RATE", "CostLimits", "DENSE_LIMIT", "EFFORTS", "Estimate", "FORM_A_FLOPS", "FROBENIUS_LIMIT",
+           "FROBENIUS_ROWS", "L1_LIMIT", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT", "UPPER_FAMILIES",
+           "assemble_brackets", "best_of", "check_effort"]
 
 
 #: a stored matrix with ``min(n, m)`` up to this gets one dense SVD (exact spectrum for the
@@ -73,6 +97,67 @@ STREAMED_SVD_LIMIT = 4096 * 4096
 #: harmonic family (``benchmarks/README.md``, ``bench_l1fit.py``); at beta = 32 (1.1e10, left
 #: out) 130 s.
 L1_LIMIT = 4 * 10**9
+
+#: the values of ``effort``: ``"auto"`` (the default) runs the expensive upper families (the
+#: streamed SVD family, the l1-fitted family) only where their :class:`Estimate` says they can
+#: gain enough for their cost; ``"max"`` runs every family within the :class:`CostLimits` (the
+#: everything-on rule of the chapters' stored tables)
+EFFORTS = ("auto", "max")
+#: the cost of forming one entry of ``A`` (logits, exponential, normalisation, one thread), in
+#: flops of a float64 matrix product: forming ``A`` for 4,096 Fibonacci points took as long as
+#: 310-520 flops per entry of a product (``benchmarks/README.md``, ``bench_default_cost.py``)
+FORM_A_FLOPS = 400.0
+#: ``effort="auto"``: a family expected to cost ``c`` times forming ``A`` runs only when it is
+#: expected to lower the upper end by at least ``AUTO_RATE * c`` of it (one percent per
+#: form-A), and by at least one rank
+AUTO_RATE = 0.01
+#: ADMM steps of one full l1 fit, for its cost estimate (the fits of ``bench_l1fit.py`` took
+#: 10-50 steps to reach eps)
+L1_STEPS_ESTIMATE = 30
+#: sample rows and steps of the l1 family's probe (``effort="auto"``)
+L1_PROBE_ROWS = 32
+L1_PROBE_STEPS = 100
+#: rows of the streamed SVD family's probe (the harmonic search's sample size)
+SVD_PROBE_ROWS = 256
+#: the probe evaluates the rotated top block every this many columns
+SVD_PROBE_CHUNK = 4
+
+
+def check_effort(effort) -> str:
+    """``effort`` after checking it is one of :data:`EFFORTS` (``ValueError`` naming them)."""
+    if not isinstance(effort, str) or effort not in EFFORTS:
+        raise ValueError(f"effort must be one of {', '.join(repr(e) for e in EFFORTS)}, got {effort!r}")
+    return effort
+
+
+@dataclass(frozen=True)
+class Estimate:
+    r"""What an expensive upper family is expected to cost and to gain on one level.
+
+    Attributes
+    ----------
+    cost : float
+        Expected time in units of forming ``A`` once (a pass over the row blocks counts 1, a
+        float64 product of width ``w`` counts ``2 w / FORM_A_FLOPS``).
+    gain : float
+        Expected decrease of the upper end, in ranks (``0``: nothing expected).
+    upper : int
+        The current upper end.
+    """
+
+    cost: float
+    gain: float
+    upper: int
+
+    @property
+    def worth(self) -> bool:
+        """``gain >= max(1, AUTO_RATE * cost * upper)``: one percent of the upper end per form-A."""
+        return self.gain >= max(1.0, AUTO_RATE * self.cost * self.upper)
+
+    @property
+    def least_gain(self) -> int:
+        """The smallest gain (ranks) that makes the family worth its cost."""
+        return int(np.ceil(max(1.0, AUTO_RATE * self.cost * self.upper)))
 
 
 @dataclass(frozen=True)
@@ -104,6 +189,8 @@ class Plan:
         Whether the streamed SVD family runs.
     seed : int
     limits : CostLimits
+    effort : {"auto", "max"}
+        See :data:`EFFORTS`.
     shared : dict
         Factorisations computed once and reused across levels.
     """
@@ -115,6 +202,7 @@ class Plan:
     svd: bool
     seed: int
     limits: CostLimits
+    effort: str = "auto"
     shared: dict = field(default_factory=dict)
 
     @property
@@ -196,7 +284,41 @@ def _neumann(plan: Plan, eps: float):
         return None
     if "order" not in plan.shared:
         plan.shared["order"] = _LazyOrder(plan.points, min(src.n, src.m))
-    return neumann_search(src.rows, src.n, src.m, eps, plan.shared["order"])
+        plan.shared["centre_rows"] = src.rows if plan.stored is not None else _RowCache(src)
+    return neumann_search(plan.shared["centre_rows"], src.n, src.m, eps, plan.shared["order"])
+
+
+#: the Neumann search keeps the rows of its centres while they hold at most this many entries
+#: (64 MiB); beyond, rows are generated again on each try
+CENTRE_ROWS_LIMIT = 2**23
+
+
+class _RowCache:
+    """``rows(idx)`` of a row source, keeping the rows already generated (the Neumann search asks
+    for the rows of the same centres on every try of its doubling and bisection), up to
+    :data:`CENTRE_ROWS_LIMIT` entries."""
+
+    def __init__(self, source: RowSource):
+        self.source = source
+        self.pos = np.full(source.n, -1, dtype=np.int64)
+        self.data = np.empty((0, source.m))
+        self.count = 0
+
+    def __call__(self, idx) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        new = np.unique(idx[self.pos[idx] < 0])
+        if new.size:
+            if (self.count + new.size) * self.source.m > CENTRE_ROWS_LIMIT:
+                return self.source.rows(idx)
+            if self.count + new.size > self.data.shape[0]:
+                size = max(self.count + new.size, min(2 * self.data.shape[0], CENTRE_ROWS_LIMIT // self.source.m))
+                grown = np.empty((size, self.source.m))
+                grown[:self.count] = self.data[:self.count]
+                self.data = grown
+            self.data[self.count:self.count + new.size] = self.source.rows(new)
+            self.pos[new] = np.arange(self.count, self.count + new.size)
+            self.count += new.size
+        return self.data[self.pos[idx]]
 
 
 #: the lower families, in order (ties keep the earlier one)
@@ -278,15 +400,95 @@ def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
     return _harmonic(plan, eps_values, lowers)
 
 
+def _streamed_svd_cost(size: int, power_iters: int = 2) -> float:
+    """Expected cost of the streamed SVD family with a sketch of ``size`` columns, in form-A units:
+    ``2 + power_iters`` range-finder passes (float32 products: half the cost of float64) and one
+    float64 search pass (two products)."""
+    passes = 3 + power_iters
+    products32 = 2 + 2 * power_iters
+    return passes + (products32 / 2 + 2) * 2 * size / FORM_A_FLOPS
+
+
+def _plateau_gain(plan: Plan, eps: float, cert) -> int:
+    r"""Expected gain of an SVD family over the harmonic certificate ``cert`` (degree ``L``).
+
+    On well-spread points the singular vectors of ``A`` come in plateaus spanned by the spherical
+    harmonics of one degree, and the SVD family can beat ``N(d, <= L)`` only with part of the top
+    degree's block. The probe rotates that block to its principal directions (the right singular
+    vectors of the block's columns of ``L = A V``, already computed by the harmonic search) and
+    evaluates the cuts ``N(d, <= L-1) + j`` on evenly spaced sample rows: the gain is ``N(d, <= L)``
+    minus the first cut that meets the search target there (``0`` when none does: a plateau the
+    SVD cannot beat). An estimate, not a bound (a sample may pass where ``A`` fails).
+    """
+    basis, src = plan.basis, plan.source
+    L = getattr(cert, "degree", None)
+    if basis is None or L is None or L == 0:
+        return 0
+    k_h, k_prev = cert.rank, basis.dimension(L - 1)
+    if k_h - k_prev < 2 or cert.L.shape[0] != src.n:
+        return 0
+    V = basis.columns(L)
+    _, _, Ut = np.linalg.svd(cert.L[:, k_prev:k_h], full_matrices=False)
+    W = V[:, k_prev:k_h] @ Ut.T
+    rows = evenly_spaced_rows(src.n, SVD_PROBE_ROWS)
+    As = src.rows(rows)
+    R = As - cert.L[rows, :k_prev] @ V[:, :k_prev].T
+    T = cert.L[rows, k_prev:k_h] @ Ut.T  # = As @ W
+    target = search_target(eps)
+    for j in range(0, k_h - k_prev - 1, SVD_PROBE_CHUNK):
+        j1 = min(j + SVD_PROBE_CHUNK, k_h - k_prev - 1)
+        R -= T[:, j:j1] @ W[:, j:j1].T
+        if float(np.abs(R).sum(axis=1).max()) <= target:
+            return k_h - (k_prev + j1)
+    return 0
+
+
+def _top_block(plan: Plan, cert) -> int:
+    """Columns of the top degree's block of a harmonic certificate (0 for other certificates)."""
+    L = getattr(cert, "degree", None)
+    if plan.basis is None or not L:
+        return 0
+    return cert.rank - plan.basis.dimension(L - 1)
+
+
+def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -> list:
+    """:class:`Estimate` of the streamed SVD family on each level (``effort="auto"``)."""
+    cost = _streamed_svd_cost(size)
+    out = []
+    for eps, lower, upper in zip(eps_values, lowers, uppers):
+        if upper is None:  # nothing to beat: the identity (rank min(n, m)) is the alternative
+            full = min(plan.source.n, plan.source.m)
+            out.append(Estimate(cost, full - lower.rank, full))
+            continue
+        est = Estimate(cost, 0, upper.rank)
+        block = _top_block(plan, upper)
+        # the probe's gain is at most the top block less one column: probe only if that is worth it
+        if min(upper.rank - lower.rank, block - 1) >= est.least_gain:
+            est = Estimate(cost, _plateau_gain(plan, eps, upper), upper.rank)
+        out.append(est)
+    return out
+
+
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
-    """Streamed source: one range-finder sketch of the harmonic rank plus 10, shared by all levels."""
+    """Streamed source: one range-finder sketch of the harmonic rank plus 10, shared by all levels.
+
+    Also on a stored matrix of the randomized path whose doubling SVD family was skipped as
+    unaffordable next to a high harmonic rank (:func:`_svd_affordable`): without it the l1
+    family would fit rows in the harmonic subspace only, which on random points is the weaker
+    one (1,500 random points of S^3, beta 16, eps 0.25: 286 against 276 in the sketch).
+
+    With ``effort="auto"`` it runs only where :func:`_streamed_svd_estimates` finds it worth its
+    cost on some level (not on a harmonic plateau the SVD cannot beat)."""
     src = plan.source
-    if plan.stored is not None or not plan.svd:
+    if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or "family" in plan.shared)):
         return [None] * len(eps_values)
     k_h = max([u.rank for u in uppers if u is not None] or [min(src.n, src.m)])
     size = min(src.n, src.m, k_h + 10)
+    if plan.effort == "auto" and not any(
+            e.worth for e in _streamed_svd_estimates(plan, eps_values, lowers, uppers, size)):
+        return [None] * len(eps_values)
     V = randomized_range_finder(src, size, seed=plan.seed).V
-    source = f"streamed randomized SVD (l={size})"
+    source = f"{'streamed ' if plan.stored is None else 'one-sketch '}randomized SVD (l={size})"
     plan.shared["streamed_svd"] = (V, source)  # the l1 family fits rows in the same subspaces
     lo = max(0, min(lower.rank for lower in lowers) - 1)
     found = nested_family_search(src, V, range(1, size + 1), eps_values, lo=lo)
@@ -352,7 +554,10 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
         return out
     for j in live:
         eps, lower, upper = eps_values[j], lowers[j], uppers[j]
-        cert = l1_improve(src.rows, src.n, eps, bases, lo=lower.rank - 1, hi=upper.rank - 1,
+        level_bases = bases if plan.effort == "max" else _l1_worth(plan, eps, lower, upper, bases)
+        if not level_bases:
+            continue
+        cert = l1_improve(src.rows, src.n, eps, level_bases, lo=lower.rank - 1, hi=upper.rank - 1,
                           block=_l1_block(src))
         if cert is not None and cert.source.startswith("l1 fit in harmonic degree"):
             # name the degree that holds the certificate's k basis columns, not the searched range
@@ -360,6 +565,42 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
             out[j] = cert
     return out
+
+
+def _l1_cost(k: int) -> float:
+    """Expected cost of one full l1 fit at rank ``k``, in form-A units: one pass over the row
+    blocks and :data:`L1_STEPS_ESTIMATE` ADMM steps of two products, plus the final check."""
+    return 1 + (2 * L1_STEPS_ESTIMATE + 2) * 2 * k / FORM_A_FLOPS
+
+
+def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
+    r"""The bases in which the l1 family is worth running on one level (``effort="auto"``).
+
+    The least worthwhile gain ``g`` follows from :func:`_l1_cost` at the current upper end
+    (:attr:`Estimate.least_gain`); none when it exceeds the room ``upper - lower``. Otherwise a
+    basis is kept unless an l1 fit of :data:`L1_PROBE_ROWS` sample rows at rank ``upper - g``
+    proves, by its dual bound, that some row cannot meet eps: the exact l1 family is monotone in
+    ``k``, so then no rank ``<= upper - g`` of this basis meets eps and the gain would be less
+    than ``g``. Only ranks near the threshold are worth a full fit.
+    """
+    k = upper.rank
+    est = Estimate(_l1_cost(k), k - lower.rank, k)
+    g = est.least_gain
+    if not est.worth or k - g <= max(lower.rank, 0):
+        return []
+    src = plan.source
+    rows = evenly_spaced_rows(src.n, L1_PROBE_ROWS)
+    As = src.rows(rows)
+    keep = []
+    for V, name in bases:
+        r = min(k - g, V.shape[1])  # a narrower basis: its whole span (ranks <= r < k - g)
+        if r == 0:
+            continue
+        fit = l1_fit_rows(lambda idx: As[idx], As.shape[0], V[:, :r], steps=L1_PROBE_STEPS, gap=None,
+                          target=search_target(eps), stop_on_fail=True, block=As.shape[0])
+        if fit.status != "fail":
+            keep.append((V, name))
+    return keep
 
 
 #: the upper families, in order (ties keep the earlier one). The extension point: a new family
@@ -421,7 +662,7 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
-                      upper_families=None) -> list[RankBracket]:
+                      upper_families=None, effort: str = "auto") -> list[RankBracket]:
     """Certified brackets of the matrix described by ``source`` at every level (the best-of rule).
 
     Parameters
@@ -442,7 +683,11 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
     limits : CostLimits, optional
     upper_families : sequence, optional
         Replaces :data:`UPPER_FAMILIES` (for a family under test).
+    effort : {"auto", "max"}
+        ``"auto"``: the streamed SVD and l1-fitted families run only where their
+        :class:`Estimate` is worth its cost; ``"max"``: every family within ``limits``.
     """
+    effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m
     if source.matrix is None:
@@ -450,5 +695,5 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
     elif method == "auto":
         method = "dense" if min(n, m) <= limits.dense else "randomized"
     use_svd = svd is True or (svd == "auto" and n * m <= limits.streamed_svd)
-    plan = Plan(source, points, basis, method, use_svd, seed, limits)
+    plan = Plan(source, points, basis, method, use_svd, seed, limits, effort)
     return best_of(plan, eps_values, upper_families)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assemble import assemble_brackets
+from .assemble import assemble_brackets, check_effort
 from .certified_bracket import RankBracket
 from .checks import eps_value, real_matrix
 from .harmonic import SPHERE_TOL, HarmonicBasis
@@ -21,7 +21,8 @@ from .row_source import RowSource
 __all__ = ["RankBracket", "rank_bracket", "rank_brackets"]
 
 
-def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None, limits=None) -> RankBracket:
+def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None, limits=None,
+                 effort: str = "auto") -> RankBracket:
     r"""Certified bracket on the max-row-l1 approximation rank of ``A``.
 
     Lower side: the best of the greedy cluster-mass certificate, the Frobenius-tail certificate
@@ -49,6 +50,10 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     limits : CostLimits, optional
         Cost limits of the best-of rule (:class:`~attnrank_lite.engine.assemble.CostLimits`;
         e.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family).
+    effort : {"auto", "max"}
+        ``"auto"`` (the default): the l1-fitted family runs only where its cost estimate and
+        expected gain make it worth it (:class:`~attnrank_lite.engine.assemble.Estimate`);
+        ``"max"``: every family within ``limits``.
 
     Returns
     -------
@@ -60,11 +65,11 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     >>> rank_bracket(np.eye(5), 0.5)
     RankBracket(eps=0.5, [5, 5], lower by cluster-mass)
     """
-    return rank_brackets(A, [eps], method=method, seed=seed, points=points, limits=limits)[0]
+    return rank_brackets(A, [eps], method=method, seed=seed, points=points, limits=limits, effort=effort)[0]
 
 
 def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None,
-                  limits=None) -> list[RankBracket]:
+                  limits=None, effort: str = "auto") -> list[RankBracket]:
     r"""Certified brackets of ``A`` at several error levels, sharing one factorisation.
 
     Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
@@ -84,12 +89,15 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
         See :func:`rank_bracket`.
     limits : CostLimits, optional
         See :func:`rank_bracket`.
+    effort : {"auto", "max"}
+        See :func:`rank_bracket`.
 
     Returns
     -------
     list of RankBracket
         In the order of ``eps_values``.
     """
+    effort = check_effort(effort)
     A = real_matrix("A", A)
     if np.ndim(eps_values) == 0:
         eps_values = [eps_values]
@@ -106,4 +114,4 @@ def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=Non
             np.all(np.abs(np.linalg.norm(P, axis=1) - 1) <= SPHERE_TOL))
         basis = HarmonicBasis(P) if on_sphere else None
     return assemble_brackets(RowSource.from_matrix(A), eps_list, points=P, basis=basis, method=method,
-                             seed=seed, limits=limits)
+                             seed=seed, limits=limits, effort=effort)

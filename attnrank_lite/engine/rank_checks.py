@@ -36,6 +36,10 @@ from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .norms import row_l1, worst_case_values
 from .upper import svd_upper_bound
 
+#: the best-of rule of chapter 1's checks (``effort`` of :func:`attnrank_lite.engine.bracket.rank_bracket`):
+#: every family, so the chapter's tables do not depend on the cost-aware default
+EFFORT = "max"
+
 __all__ = [
     "bounded_outputs_table",
     "certificate_figure",
@@ -96,7 +100,7 @@ def exact_case_table(n: int, blocks: int, eps: float) -> pd.DataFrame:
     rows = []
     for name, (A, rank) in exact_cases(n, blocks).items():
         for e in (eps, 1.0, 1.5):
-            b = rank_bracket(A, e)
+            b = rank_bracket(A, e, effort=EFFORT)
             rows.append({"matrix": name, "eps": e, "exact rank": rank if e < 1 else 0,
                          "lower": b.lower, "upper": b.upper, "verified": b.verify(A, e)})
     return pd.DataFrame(rows)
@@ -114,7 +118,7 @@ def eps_sweep_table(A, eps_values) -> pd.DataFrame:
     """
     rows = []
     # one factorisation for every level (rank_brackets), not one SVD per level
-    for e, br in zip(eps_values, rank_brackets(A, list(eps_values))):
+    for e, br in zip(eps_values, rank_brackets(A, list(eps_values), effort=EFFORT)):
         ft = frobenius_tail_lower_bound(A, e)
         rows.append({**br.as_dict(), "frobenius_tail": ft.rank, "frobenius_verified": ft.verify(A, e)})
     return monotone_envelope(pd.DataFrame(rows))
@@ -145,9 +149,9 @@ def multiplicity_table(X, multiplicities, beta: float, eps: float):
     A_summed = np.zeros_like(A_merged)
     np.add.at(A_summed.T, inverse, A_full.T)
     table = pd.DataFrame([
-        {"instance": "all copies", "keys": A_full.shape[1], **rank_bracket(A_full, eps).as_dict()},
+        {"instance": "all copies", "keys": A_full.shape[1], **rank_bracket(A_full, eps, effort=EFFORT).as_dict()},
         {"instance": "merged with log-weights", "keys": A_merged.shape[1],
-         **rank_bracket(A_merged, eps).as_dict()},
+         **rank_bracket(A_merged, eps, effort=EFFORT).as_dict()},
     ])
     return table, float(np.abs(A_merged - A_summed).max())
 
@@ -173,7 +177,7 @@ def spectral_contrast_table(matrices: dict, split_factors, eps: float) -> pd.Dat
     for c in split_factors:
         for name, A0 in matrices.items():
             A = split_keys(A0, c)
-            b = rank_bracket(A, eps)
+            b = rank_bracket(A, eps, effort=EFFORT)
             rows.append({"matrix": name, "copies per key": c, "keys": A.shape[1],
                          "spectral numerical rank": spectral_numerical_rank(A, eps),
                          "lower": b.lower, "upper": b.upper, "verified": b.verify(A, eps)})
@@ -296,7 +300,7 @@ def invariance_table(X, beta: float, eps: float, rng) -> tuple[pd.DataFrame, flo
     A = row_softmax(L)
     cases = {"original": A, "rows and columns permuted": A[perm_r][:, perm_c],
              "every other row deleted": A[::2]}
-    table = pd.DataFrame([{"instance": k, **rank_bracket(M, eps).as_dict()} for k, M in cases.items()])
+    table = pd.DataFrame([{"instance": k, **rank_bracket(M, eps, effort=EFFORT).as_dict()} for k, M in cases.items()])
     shift_change = float(np.abs(row_softmax(L + shift) - A).max())
     return table, shift_change, intersect(table["lower"].iloc[:2], table["upper"].iloc[:2])
 

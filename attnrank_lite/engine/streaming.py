@@ -7,7 +7,9 @@ are rebuilt with :func:`attnrank_lite.engine.attention.softmax_attention` (one c
 dense matrix) on every pass, so memory is :math:`O(\text{block}\cdot m)` plus the factors of the
 upper certificate, and the one bracket assembler (:mod:`attnrank_lite.engine.assemble`) applies
 the best-of rule: Neumann, norm and (on small instances) cluster-mass and Frobenius-tail lower
-certificates; harmonic (the book's :ref:`thm-sphere-upper`) and streamed SVD upper certificates.
+certificates; harmonic (the book's :ref:`thm-sphere-upper`), streamed SVD and l1-fitted upper
+certificates, the last two only where the cost-aware rule (``effort="auto"``, the default) expects
+them to narrow the bracket enough for their cost; ``effort="max"`` runs them whatever they gain.
 
 The returned :class:`~attnrank_lite.engine.certified_bracket.RankBracket` holds ordinary certificates: when ``A``
 fits in memory, ``bracket.verify(A, eps)`` rechecks them on it.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assemble import FROBENIUS_LIMIT, STREAMED_SVD_LIMIT, CostLimits, assemble_brackets
+from .assemble import FROBENIUS_LIMIT, STREAMED_SVD_LIMIT, CostLimits, assemble_brackets, check_effort
 from .attention import query_key_pair
 from .certified_bracket import RankBracket
 from .checks import eps_value
@@ -30,7 +32,8 @@ SVD_LIMIT = STREAMED_SVD_LIMIT
 
 
 def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
-                   svd="auto", block: int = 512, limits: CostLimits | None = None) -> list[RankBracket]:
+                   svd="auto", block: int = 512, limits: CostLimits | None = None,
+                   effort: str = "auto") -> list[RankBracket]:
     r"""Certified brackets of the attention of queries ``Q`` and keys ``K`` at several eps.
 
     Same as :func:`point_bracket`; the passes over ``A`` are shared between the error levels.
@@ -42,6 +45,7 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
     list of RankBracket
         In the order of ``eps_values``.
     """
+    effort = check_effort(effort)
     Q, K = query_key_pair(Q, K)
     eps_list = [eps_value(e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64)).tolist()]
     if svd not in ("auto", True, False):
@@ -52,11 +56,11 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
         basis = HarmonicBasis(K, source.points[3])
     elif basis.m != m or basis.K.shape != K.shape or not np.array_equal(basis.K, K):
         raise ValueError("basis was built for other keys than K")
-    return assemble_brackets(source, eps_list, points=Q, basis=basis, svd=svd, limits=limits)
+    return assemble_brackets(source, eps_list, points=Q, basis=basis, svd=svd, limits=limits, effort=effort)
 
 
 def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
-                  svd="auto", block: int = 512) -> RankBracket:
+                  svd="auto", block: int = 512, effort: str = "auto") -> RankBracket:
     r"""Certified bracket on :math:`\mathrm{rank}_\varepsilon(A)`, ``A`` the attention of ``Q`` on ``K``,
     computed from the points without storing ``A``.
 
@@ -80,6 +84,12 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
         ``n * m <= SVD_LIMIT`` (4096^2). The smaller certified rank wins.
     block : int
         Rows per generated block (memory about ``4 * block * m * 8`` bytes).
+    effort : {"auto", "max"}
+        ``"auto"`` (the default): the streamed SVD family and the l1-fitted family run only
+        where their cost estimate and expected gain say they can narrow the bracket enough for
+        their cost (:class:`~attnrank_lite.engine.assemble.Estimate`; not on a harmonic plateau
+        the SVD cannot beat). ``"max"``: every family within the cost limits, whatever it can
+        gain (several times slower; the chapters' stored tables use it).
 
     Returns
     -------
@@ -96,5 +106,6 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     >>> b.lower <= b.upper
     True
     """
-    return point_brackets(Q, beta, [eps], K=K, log_weights=log_weights, basis=basis, svd=svd, block=block)[0]
+    return point_brackets(Q, beta, [eps], K=K, log_weights=log_weights, basis=basis, svd=svd, block=block,
+                          effort=effort)[0]
 

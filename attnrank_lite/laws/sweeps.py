@@ -110,6 +110,14 @@ def ball_instance(d: int, beta: float, spacing_factor: float, weighted: bool = T
     return A, X.shape[0], (log_effective_token_count(lw) if weighted else float(np.log(X.shape[0])))
 
 
+#: the best-of rule of every sweep here (``effort`` of :func:`attnrank_lite.engine.assemble.assemble_brackets`):
+#: ``"max"``, every certificate family within the cost limits, whatever it gains. The chapters'
+#: tables and the stored sweep are these rows; the engine's cost-aware default (``"auto"``)
+#: would leave out the SVD and l1-fitted families where they narrow a bracket by less than
+#: their cost (issue 23).
+EFFORT = "max"
+
+
 def _limits(l1_limit=None, **kw) -> CostLimits:
     """The engine's cost limits with the l1-fitted family's limit ``l1_limit`` (None: the
     engine default :data:`attnrank_lite.engine.assemble.L1_LIMIT`; 0: the family is off)."""
@@ -129,7 +137,7 @@ def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, **info) 
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
              "lower_kind": b.lower_kind, "upper_source": b.upper_certificate.source,
              "verified": bool(b.verify(A, b.eps))}
-            for b in rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit))]
+            for b in rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit), effort=EFFORT)]
 
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
@@ -174,7 +182,7 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
 
     basis = HarmonicBasis(X) if basis is None else basis
     limits = _limits(l1_limit, materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
-    bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits)
+    bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits, effort=EFFORT)
     A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
     return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
              "upper": b.upper, "lower_kind": b.lower_kind,
