@@ -5,7 +5,6 @@ spectra and interaction tools behind the paper's laws, and the BERT calibration,
 concern subpackages whose imports run one way: ``calibration`` -> ``quotient`` -> ``laws`` ->
 ``engine``; ``site`` (the book machinery) sits on top and the mathematics never imports it.
 """
-from . import _moved
 from .engine import (
     ClusterMassCertificate,
     FrobeniusTailCertificate,
@@ -25,8 +24,6 @@ from .engine import (
     worst_case_values,
 )
 
-_moved.install()
-
 #: top-level names imported on first use: ``quotient`` pulls in ``laws`` (scipy.stats, pandas),
 #: about a second of CPU that a command line run (``python -m attnrank_lite``) does not need
 _LAZY = {"PolynomialCertificate": "quotient", "polynomial_certificate": "quotient"}
@@ -34,15 +31,14 @@ _SUBPACKAGES = ("engine", "laws", "quotient", "calibration", "site")
 
 
 def __getattr__(name: str):
-    """The lazily imported names of ``_LAZY``, the subpackages, and ``attnrank_lite.geometry``
-    and the other old module paths (deprecated), as attributes."""
+    """The lazily imported names of ``_LAZY`` and the subpackages, as attributes."""
     import importlib
 
     if name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
         globals()[name] = value
         return value
-    if name in _SUBPACKAGES or f"{__name__}.{name}" in _moved.MOVED:
+    if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -4,7 +4,7 @@ Three rules of the layout:
 
 * imports run one way through the concern subpackages, ``site`` -> ``calibration`` ->
   ``quotient`` -> ``laws`` -> ``engine``: a module may import its own subpackage and those
-  after it, never one before it (the top-level ``__init__``, ``__main__`` and ``_moved`` sit
+  after it, never one before it (the top-level ``__init__`` and ``__main__`` sit
   above all of them);
 * in particular the mathematics (every module outside ``attnrank_lite/site/``, except the
   entry point ``__main__.py`` that hands the command line to ``site.cli``) imports nothing from
@@ -148,7 +148,7 @@ def test_imports_run_one_way_through_the_layers():
     assert upward_imports(graph) == []
     # every module of the mathematics sits in one of the layers (nothing loose at the top)
     loose = sorted(m for m in graph if layer_of(m) is None
-                   and m not in ("attnrank_lite", ENTRY, "attnrank_lite._moved"))
+                   and m not in ("attnrank_lite", ENTRY))
     assert loose == [], f"modules outside the concern subpackages: {loose}"
 
 

@@ -26,7 +26,12 @@ from attnrank_lite.site.paths import REPO
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 #: top-level modules that only the extras provide (book build, BERT chapter)
 EXTRA_ONLY = {"torch", "transformers", "safetensors", "tokenizers", "huggingface_hub", "sphinx", "docutils",
-              "myst_nb", "myst_parser", "sphinx_proof", "sphinx_exercise", "jupyter_book"}
+              "myst_nb", "myst_parser", "sphinx_proof", "sphinx_exercise", "jupyter_book",
+              "papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "IPython", "yaml",
+              "filelock"}
+#: what a plain install must bring (the mathematics, verify and sweep), and what it must not
+CORE_MODULES = ("numpy", "scipy", "pandas", "matplotlib", "tqdm", "threadpoolctl", "psutil")
+BOOK_ONLY = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel")
 
 
 def _locked() -> dict:
@@ -113,6 +118,15 @@ assert len(law_store.read_store(store)) > 0, store  # chapter 7's stored sweep s
 """
 
 
+SAVE_BRACKET = """
+import numpy as np
+from attnrank_lite import rank_bracket, softmax_attention
+Q = np.random.default_rng(0).standard_normal((60, 4))
+A = softmax_attention(Q, Q, 2.0)
+rank_bracket(A, 0.25).save("b.npz", Q=Q, K=Q, beta=2.0)
+"""
+
+
 @pytest.mark.slow
 def test_fresh_venv_install_runs_the_readme_example(tmp_path):
     src = tmp_path / "src"  # the files a build uses, copied so that the build leaves the checkout clean
@@ -140,3 +154,16 @@ def test_fresh_venv_install_runs_the_readme_example(tmp_path):
     freeze = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
                             env=env).stdout
     assert "torch==" not in freeze  # the BERT stack is an extra, not forced on every reader
+    installed = {canonicalize_name(line.split("==")[0]) for line in freeze.split()}
+    assert not {canonicalize_name(b) for b in BOOK_ONLY} & installed  # the notebook stack is the book extra
+    # verify and sweep work from a plain install; run names the extra it needs, in one line
+    saved = subprocess.run([py, "-c", SAVE_BRACKET], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=600)
+    assert saved.returncode == 0, saved.stderr[-3000:]
+    res = subprocess.run([py, "-m", "attnrank_lite", "verify", "b.npz"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=600)
+    assert res.returncode == 0 and "verified:" in res.stdout, res.stdout + res.stderr[-3000:]
+    res = subprocess.run([py, "-m", "attnrank_lite", "run", "ch01", "--profile", "quick", "-o", "runs"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert res.returncode == 13 and 'pip install "attnrank-lite[book]"' in res.stderr, res.stderr[-3000:]
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()

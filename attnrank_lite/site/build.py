@@ -27,6 +27,7 @@ from . import appendix, outputs, site_assets
 from . import pdf as pdf_book
 from .cache import CACHE_ENV, DEFAULT_CACHE, ChapterCache
 from .chapters import get_chapter
+from .errors import BuildFailed
 from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
 from .runner import package_versions, resolve_parameters, run_dir
@@ -35,8 +36,6 @@ from .schedule import execute_chapters
 
 __all__ = ["build_book", "BuildFailed"]
 
-class BuildFailed(RuntimeError):
-    """Jupyter Book (Sphinx) failed; the previous site is unchanged."""
 
 
 def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",

@@ -15,11 +15,9 @@ import sys
 import traceback
 
 from ..engine.progress import terminal_device
-from .build import BuildFailed, build_book
 from .chapters import all_chapters
+from .errors import BuildFailed, CellTimeout, KernelDied, MissingExtra, OutputError, RunFailed
 from .memory import TooLarge
-from .outputs import OutputError
-from .runner import CellTimeout, KernelDied, RunFailed, resolve_parameters, run_chapter
 from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
 from .sweep_cli import StoreFileError
@@ -43,6 +41,7 @@ EXIT = {
     "site build failed": 7,
     "file system error": 8,
     "internal error": 9,
+    "missing extra": 13,
     "estimated run time too long": 10,
     "certificate not verified": NOT_VERIFIED,
     "certificate file refused": REFUSED,
@@ -85,18 +84,48 @@ def _progress_to_terminal() -> bool:
     return tty is not None
 
 
+#: the top-level modules of the ``book`` extra that ``run`` and ``build`` import
+BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "yaml", "filelock")
+
+
+def _book_machinery(command: str):
+    """Import the notebook runner and the site build (the ``book`` extra), or say what to install.
+
+    Returns
+    -------
+    module, module
+        :mod:`.runner` and :mod:`.build`.
+
+    Raises
+    ------
+    MissingExtra
+        When a package of the ``book`` extra is not installed (a plain ``pip install attnrank-lite``
+        installs the mathematics, ``verify`` and ``sweep`` only).
+    """
+    try:
+        from . import build, runner
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in BOOK_EXTRA:
+            raise
+        raise MissingExtra(f"'{command}' needs the book extra ({top} is not installed): "
+                           'pip install "attnrank-lite[book]"') from None
+    return runner, build
+
+
 def _cmd_run(args) -> int:
+    runner, _ = _book_machinery("run")
     overrides = {}
     for name, value in args.param or []:
         if name in overrides:
             raise ParameterError(f"parameter {name!r} given twice")
         overrides[name] = parse_value(value)
-    spec, values = resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
+    spec, values = runner.resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
     est = check_runtime(spec, values, args.max_minutes)
     print(f"{spec.key}: estimated run time {format_minutes(est)}", flush=True)
     args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
     interactive = _progress_to_terminal()
-    rec = run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
+    rec = runner.run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
                       progress_bar=interactive)
     folder = os.path.join(args.output, spec.key)
     print(f"{spec.notebook}: executed in {rec['seconds']:.1f} s -> {os.path.join(folder, spec.notebook)}")
@@ -106,9 +135,10 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_build(args) -> int:
+    _, build = _book_machinery("build")
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
     _progress_to_terminal()
-    build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
+    build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
                jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
                max_minutes=args.max_minutes, student=args.student, pdf=args.pdf)
     return 0
@@ -227,6 +257,8 @@ def main(argv=None) -> int:
         return _fail(args, "site build failed", str(exc))
     except StoreFileError as exc:
         return _fail(args, "file system error", str(exc))
+    except MissingExtra as exc:
+        return _fail(args, "missing extra", str(exc))
     except BrokenPipeError:  # e.g. `list | head`: the reader has gone, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

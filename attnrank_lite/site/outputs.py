@@ -36,6 +36,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from .errors import OutputError
 from .paths import REPO
 
 __all__ = ["OutputError", "MARKER", "LOCK", "SOURCE_DIRS", "prepare_output", "check_slot", "partial_dir",
@@ -52,8 +53,6 @@ LOCK = ".attnrank-output.lock"
 _PARTIAL = ".partial-"
 
 
-class OutputError(OSError):
-    """An output folder cannot be used; the message says why and what to do."""
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 __all__ = ["REPO", "NOTEBOOK_DIR", "TOC", "toc_files", "toc_notebooks"]
 
 #: the repository root (the folder holding ``_toc.yml``, ``book/``, ``notebooks/`` and the package)
@@ -17,6 +15,8 @@ TOC = REPO / "_toc.yml"
 
 def toc_files(toc_path: Path = TOC) -> list[str]:
     """Every ``file``/``root`` entry of a ``_toc.yml``, in reading order (suffix-less, as written)."""
+    import yaml  # the book extra's PyYAML: only the book machinery reads the table of contents
+
     toc = yaml.safe_load(Path(toc_path).read_text())
     out = []
 

@@ -31,6 +31,7 @@ import nbformat
 
 from . import outputs
 from .chapters import NOTEBOOK_DIR, get_chapter
+from .errors import CellTimeout, KernelDied, RunFailed
 from .lockfile import lock_record
 from .memory import check_memory
 from .pagenote import cpu_model
@@ -43,16 +44,6 @@ KEY_PACKAGES = ("numpy", "scipy", "matplotlib", "pandas", "torch", "transformers
                 "jupyter-book", "sphinx", "sphinx-proof", "myst-nb")
 
 
-class RunFailed(RuntimeError):
-    """The notebook raised while executing; the message names the chapter, the cell and the error."""
-
-
-class CellTimeout(RunFailed):
-    """A cell ran past the per-cell timeout."""
-
-
-class KernelDied(RunFailed):
-    """The notebook's kernel died (out of memory, killed from outside)."""
 
 
 def package_versions() -> dict:

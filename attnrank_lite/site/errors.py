@@ -1,0 +1,34 @@
+"""The command line's failure kinds, in a module that imports nothing heavy.
+
+``python -m attnrank_lite verify`` and ``sweep`` need only the mathematics (a plain
+``pip install attnrank-lite``); ``run``, ``build`` and ``list`` need the ``book`` extra
+(papermill, nbformat, ...). The command line catches these classes whatever command ran, so
+they live here rather than beside the code that raises them (which re-exports them).
+"""
+from __future__ import annotations
+
+__all__ = ["OutputError", "RunFailed", "CellTimeout", "KernelDied", "BuildFailed", "MissingExtra"]
+
+
+class OutputError(OSError):
+    """An output folder cannot be used; the message says why and what to do."""
+
+
+class RunFailed(RuntimeError):
+    """The notebook raised while executing; the message names the chapter, the cell and the error."""
+
+
+class CellTimeout(RunFailed):
+    """A cell ran past the per-cell timeout."""
+
+
+class KernelDied(RunFailed):
+    """The notebook's kernel died (out of memory, killed from outside)."""
+
+
+class BuildFailed(RuntimeError):
+    """Jupyter Book (Sphinx) failed; the previous site is unchanged."""
+
+
+class MissingExtra(RuntimeError):
+    """A command needs packages of an extra that is not installed; the message names the extra."""
