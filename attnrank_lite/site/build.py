@@ -105,6 +105,7 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
         shutil.copy2(REPO / name, stage / name)
     shutil.copytree(REPO / "book", stage / "book")
     site_assets.prepare_stage_config(stage, log=log, student=student)  # launch buttons, solutions
+    site_assets.write_course_links(stage, out, pdf=pdf, student=student, pdf_name=pdf_book.PDF_NAME)
     site_assets.stage_mathjax(stage)  # MathJax served from the site (npm package), no CDN
     site_assets.write_favicon_ico(stage / "_extra" / "favicon.ico")
     t0 = time.time()

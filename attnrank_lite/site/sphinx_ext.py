@@ -13,18 +13,27 @@
 * In the API reference (autodoc), a docstring's ``:ref:`prop-...``` to a statement box of the
   book becomes ``:prf:ref:`` (sphinx-proof's role), so that it links to the box.
 * The one-page build of the PDF (``singlehtml``) gets the HTML build's node translators.
+* The stylesheet ``static/attnrank.css`` (package data) is added to every page: long names,
+  signatures, paths and table cells wrap, so that pages read on a 390 px phone without
+  scrolling sideways.
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.nodes import clean_astext
 
-__all__ = ["setup", "DocLinkMath", "PAGE_CSS"]
+__all__ = ["setup", "DocLinkMath", "PAGE_CSS", "STATIC_DIR", "STYLESHEET"]
+
+#: the package's own static files (copied into the site's ``_static``)
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: the stylesheet every page loads
+STYLESHEET = "attnrank.css"
 
 
 class DocLinkMath(SphinxPostTransform):
@@ -98,6 +107,9 @@ def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
     config.html_context = context
+    static = list(config.html_static_path or [])
+    if str(STATIC_DIR) not in static:
+        config.html_static_path = static + [str(STATIC_DIR)]
 
 
 def setup(app):
@@ -106,6 +118,7 @@ def setup(app):
     app.connect("builder-inited", _singlehtml_handlers)
     app.set_html_assets_policy("always")
     app.add_post_transform(DocLinkMath)
+    app.add_css_file(STYLESHEET)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _page_css)

@@ -121,6 +121,41 @@ def test_the_printed_page_is_the_root_page_when_the_root_is_in_a_subfolder(tmp_p
     assert pdf._single_page(plain / "index.html") == plain / "index.html"
 
 
-def test_course_page_links_the_student_build_and_the_pdf():
+def test_course_page_names_the_student_build_and_the_pdf():
     course = (REPO / "book" / "course.md").read_text()
     assert "--student" in course and pdf.PDF_NAME in course
+    assert site_assets.STUDENT_LINK_MARK in course and site_assets.PDF_LINK_MARK in course
+    assert "<a href" not in course  # links only from the build, to what it produced
+
+
+def _staged_course(tmp_path: Path) -> Path:
+    stage = tmp_path / "stage"
+    (stage / "book").mkdir(parents=True)
+    shutil.copy2(REPO / "book" / "course.md", stage / "book" / "course.md")
+    return stage
+
+
+@pytest.mark.parametrize("pdf_built", [False, True])
+@pytest.mark.parametrize("student_beside", [False, True])
+def test_course_page_links_only_what_exists(tmp_path, pdf_built, student_beside):
+    """Issue 25: the course page linked the student build and the PDF whether or not they existed."""
+    stage, out = _staged_course(tmp_path), tmp_path / "out"
+    if student_beside:
+        (out / "student" / "html").mkdir(parents=True)
+        (out / "student" / "html" / "index.html").write_text("<p>student edition</p>")
+    links = site_assets.write_course_links(stage, out, pdf=pdf_built, student=False, pdf_name=pdf.PDF_NAME)
+    text = (stage / "book" / "course.md").read_text()
+    assert links == {"pdf": pdf_built, "student": student_beside}
+    assert "attnrank:" not in text  # both markers replaced
+    assert (f'href="../{pdf.PDF_NAME}"' in text) is pdf_built
+    assert ("built without `--pdf`" in text) is not pdf_built
+    href = 'href="../../student/html/index.html"'
+    assert (href in text) is student_beside
+    # the page sits at html/book/course.html: its links resolve to the files checked above
+    page_dir = out / "html" / "book"
+    if student_beside:
+        assert (page_dir / "../../student/html/index.html").resolve().is_file()
+    # the student build itself does not link a student edition
+    stage2 = _staged_course(tmp_path / "s")
+    site_assets.write_course_links(stage2, out, pdf=False, student=True, pdf_name=pdf.PDF_NAME)
+    assert href not in (stage2 / "book" / "course.md").read_text()

@@ -14,6 +14,11 @@ Checks, on every HTML page of the site built by the ``built_site`` fixture (quic
   default, the whole page with ``ATTNRANK_SCREENSHOTS=full`` (24 s more for the 23 pages, so
   not in ``make test``; use it when you change how a page looks).
 
+A phone test opens every page at a 390 CSS-pixel viewport (a phone, emulated through the
+DevTools protocol: headless Chromium's windows are at least 500 px wide) and checks that no page
+scrolls sideways (document width <= viewport width); a screenshot of each first screen goes to
+``.test-build/screenshots/phone__*.png``.
+
 A further test checks that chapter 6's layer-by-head heatmaps are shown at least
 ``HEATMAP_MIN_WIDTH`` CSS pixels wide; with the figure's own limits (at most 8.5 inches wide,
 no text below 10 pt, checked in ``tests/calibration/test_calibration.py``) that puts every label and
@@ -315,6 +320,46 @@ def test_every_page_in_chromium(site_html, site_url):
     assert not foreign, f"requests that left the local server: {sorted(foreign)[:10]}"
     assert n_math_pages >= 2, "expected math on the intro and on every chapter"
     assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)
+
+
+#: a phone's viewport (CSS pixels), as in the issue that found pages scrolling sideways
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
+# the document's width against the viewport, and the widest elements of the article that poke out
+_PAGE_WIDTH_JS = r"""
+const vw = document.documentElement.clientWidth;
+const sw = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
+const out = [...document.querySelectorAll('.bd-article *')]
+  .filter(e => e.getBoundingClientRect().right > vw + 1 && e.getBoundingClientRect().left < vw)
+  .slice(0, 3).map(e => e.tagName.toLowerCase() + '.' + e.className + ': ' + (e.innerText || '').slice(0, 60));
+return {viewport: vw, document: sw, out: out};
+"""
+
+
+def _phone(drv) -> None:
+    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                        {"width": PHONE_WIDTH, "height": PHONE_HEIGHT, "deviceScaleFactor": 2, "mobile": True})
+
+
+def test_every_page_fits_a_phone_screen(site_html, site_url):
+    """Issue 25: on a 390 px phone the API pages were 698-776 px wide, rerun.html 400, prf-prf.html 445."""
+    pages = site_pages(site_html)
+    assert any(p.startswith("book/api/") for p in pages) and "prf-prf.html" in pages, pages
+    drv = _driver()
+    wide = {}
+    try:
+        _phone(drv)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for page in pages:
+            _open(drv, f"{site_url}/{page}")
+            state = drv.execute_script(_PAGE_WIDTH_JS)
+            assert state["viewport"] == PHONE_WIDTH, state  # the emulation holds
+            if state["document"] > state["viewport"]:
+                wide[page] = state
+            drv.save_screenshot(str(SHOTS / ("phone__" + page.replace("/", "__").removesuffix(".html") + ".png")))
+    finally:
+        _quit(drv)
+    assert not wide, "pages wider than a phone's 390 px:\n" + "\n".join(
+        f"  {p}: {v['document']} px; {v['out']}" for p, v in wide.items())
 
 
 def test_chapter6_heatmaps_are_legible(site_html, site_url):
