@@ -154,6 +154,11 @@ def _relative_papermill_paths(path: Path, notebook: str) -> None:
     nbformat.write(nb, path)
 
 
+#: command-line options of the chapters' IPython kernel: figures are saved at twice their
+#: resolution ("retina" PNG: twice the pixels, shown at the 1x size the output's metadata gives),
+#: sharp on high-density screens and in the printed PDF
+KERNEL_ARGUMENTS = ("--InlineBackend.figure_formats=retina",)
+
 #: first lines of the two parameter cells in an executed notebook (see _mark_parameters_once)
 DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
 RUN_HEADER = "# Parameters of this run"
@@ -396,7 +401,8 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
                          parameters=values, cwd=str(tmp), kernel_name="python3",
                          progress_bar={"desc": f"{spec.key} cells"} if progress_bar else False,
-                         log_output=log_output, execution_timeout=timeout, report_mode=False)
+                         log_output=log_output, execution_timeout=timeout, report_mode=False,
+                         extra_arguments=list(KERNEL_ARGUMENTS))
         except pm.PapermillExecutionError as exc:
             err = RunFailed(f"{where} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}")
             err.kernel_log = _log_tail(log)

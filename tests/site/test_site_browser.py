@@ -362,6 +362,35 @@ def test_every_page_fits_a_phone_screen(site_html, site_url):
         f"  {p}: {v['document']} px; {v['out']}" for p, v in wide.items())
 
 
+_IMG_TAG = re.compile(r"<img\b[^>]*>")
+
+
+def _shown_width(tag: str) -> float | None:
+    m = re.search(r'\bwidth="(\d+(?:\.\d+)?)(?:px)?"', tag) or re.search(r"width:\s*(\d+(?:\.\d+)?)px", tag)
+    return float(m.group(1)) if m else None
+
+
+def test_chapter_figures_are_saved_at_twice_their_shown_size(site_html):
+    """Issue 25: figures at 2x resolution. Each PNG figure of a chapter page has twice the pixels of
+    the width it is shown at (the page gives that width from the output's metadata)."""
+    import struct
+
+    checked, low = 0, []
+    for page in sorted((site_html / "notebooks").glob("*.html")):
+        for tag in _IMG_TAG.findall(page.read_text()):
+            src = re.search(r'src="([^"]+\.png)"', tag)
+            if src is None or "_images/" not in src.group(1):
+                continue
+            png = (page.parent / src.group(1)).read_bytes()
+            pixels = struct.unpack(">I", png[16:20])[0]
+            shown = _shown_width(tag)
+            checked += 1
+            if shown is None or pixels < 1.9 * shown:
+                low.append(f"{page.name}: {src.group(1)} {pixels} px shown at {shown}")
+    assert checked >= 10, checked
+    assert not low, "figures below 2x resolution:\n" + "\n".join(low)
+
+
 def test_chapter6_heatmaps_are_legible(site_html, site_url):
     """The layer x head heatmaps are shown wide enough for their 10 pt text to be >= 10 px."""
     page = "notebooks/06_bert_calibration.html"
