@@ -152,8 +152,12 @@ def launch_buttons_enabled(config: dict) -> bool:
     return bool(str((config.get("repository") or {}).get("url") or "").strip())
 
 
-def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
+def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf: str = "") -> dict:
     """Adjust the staged ``_config.yml`` for the build and return it.
+
+    ``book_pdf``: the file name of the whole-book PDF this build prints at the site root (empty:
+    none); set as the Sphinx option ``attnrank_book_pdf``, which puts it in every page's download
+    menu (:mod:`attnrank_lite.site.sphinx_ext`).
 
     Without ``repository.url`` the theme cannot build launch links (it would fail on every
     notebook page), so the Binder/Colab URLs are blanked in the staged copy and a note is logged.
@@ -162,9 +166,12 @@ def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
     """
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
-    if student:
+    if student or book_pdf:
         sphinx = config.setdefault("sphinx", {}) or {}
-        sphinx.setdefault("config", {})["hide_solutions"] = True
+        if student:
+            sphinx.setdefault("config", {})["hide_solutions"] = True
+        if book_pdf:
+            sphinx.setdefault("config", {})["attnrank_book_pdf"] = book_pdf
         config["sphinx"] = sphinx
         path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if not launch_buttons_enabled(config):
@@ -227,7 +234,7 @@ def write_course_links(stage: Path, out: Path, *, pdf: bool, student: bool, pdf_
         text = text.replace(STUDENT_LINK_MARK, "")
     if pdf:
         text = text.replace(PDF_LINK_MARK, f' This site was built with it: <a href="../{pdf_name}">'
-                            f'download {pdf_name}</a>.')
+                            f'download {pdf_name}</a> (also in the download menu of every page).')
     else:
         text = text.replace(PDF_LINK_MARK, " This site was built without `--pdf`, so it has no PDF.")
     page.write_text(text)

@@ -97,6 +97,63 @@ def test_pdf_of_a_book_has_typeset_math_and_its_figure(tmp_path):
     assert len(images.strip().splitlines()) >= 3  # header lines and at least the figure
 
 
+def _pdf_pages(path: Path) -> list[str]:
+    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True).stdout
+    return text.split("\f")[:-1] if text.endswith("\f") else text.split("\f")
+
+
+def _pdf_outline(path: Path) -> list[tuple[int, str]]:
+    xml = subprocess.run(["pdftohtml", "-xml", "-i", "-stdout", "-q", str(path)], capture_output=True,
+                         text=True).stdout
+    outline = xml[xml.find("<outline"):] if "<outline" in xml else ""
+    return [(int(p), re.sub(r"<[^>]+>", "", t).strip()) for p, t in
+            re.findall(r'<item page="(\d+)"[^>]*>(.*?)</item>', outline, re.S)]
+
+
+@pytest.mark.browser
+def test_pdf_for_handouts_numbers_pages_has_an_outline_and_leaves_out_the_api(tmp_path):
+    """Issue 25: the PDF had no page numbers, no outline, chapters starting mid-page, and the API
+    reference as half its pages. A small book (root page, exercises chapter, an API page) printed by
+    the book's own code: every page says "page N of M", the outline lists the chapters at the
+    pages they start on, each chapter starts at the top of a page, the API page is left out."""
+    for tool in ("pdftotext", "pdftohtml"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"poppler-utils ({tool}) not installed; make test installs them")
+    try:
+        pdf.chromium()
+    except pdf.PdfFailed as exc:
+        pytest.skip(str(exc))
+    stage = _mini_book(tmp_path, student=False)
+    (stage / "book" / "api.md").write_text("# API reference of the small book\n\nEvery function.\n")
+    (stage / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: exercises\n"
+                                    "  - file: book/api\n")
+    out = pdf.write_book_pdf(stage, tmp_path, tmp_path / pdf.PDF_NAME, log=lambda *_: None)
+    pages = _pdf_pages(out)
+    n = len(pages)
+    assert n >= 2
+    for k, page in enumerate(pages, start=1):
+        assert re.search(rf"page {k} of {n}\s*$", page.strip()), f"page {k}: no page number: {page[-200:]!r}"
+    text = "\n".join(pages)
+    assert "API reference of the small book" not in text  # left out by default
+    first = [k for k, page in enumerate(pages, start=1) if "Exercises of chapter 1" in page]
+    assert first and first[0] >= 2, "the chapter does not start on a page of its own"
+    assert pages[first[0] - 1].strip().startswith("Exercises of chapter 1")  # at the top of its page
+    outline = _pdf_outline(out)
+    titles = [t for _, t in outline]
+    assert any("A small book" in t for t in titles) and any("Exercises of chapter 1" in t for t in titles), outline
+    assert dict((t, p) for p, t in outline)["Exercises of chapter 1"] == first[0]
+
+
+def test_api_reference_is_left_out_of_the_pdf_toc_unless_kept():
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = lambda t: re.findall(r"'file': '([^']+)'", str(t))  # noqa: E731
+    assert pdf.API_DOC in files(toc) and "book/api/engine" in files(toc)
+    pruned = pdf.toc_without(toc, pdf.API_DOC)
+    assert not [f for f in files(pruned) if f.startswith("book/api")]
+    assert set(files(pruned)) == {f for f in files(toc) if not f.startswith("book/api")}
+    assert files(toc).count(pdf.API_DOC) == 1  # the original is untouched
+
+
 @pytest.mark.xdist_group("book")
 def test_built_site_numbers_the_exercises_of_every_chapter(built_site):
     numbers = []
