@@ -43,15 +43,18 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
                     .reindex(index=layers, columns=heads))
             vals = grid.to_numpy(dtype=float)
             lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
-            if hi - lo < 1e-12:  # a constant panel: one colour, a scale around its value
+            constant = hi - lo < 1e-12
+            if constant:  # one colour; the colour bar names the one value
                 lo, hi = lo - 0.5e-3, hi + 0.5e-3
             im = ax.imshow(vals, vmin=lo, vmax=hi, cmap="viridis", aspect="auto")
-            ax.set_title(f"multiplier {m:g}")
+            ax.set_title(f"multiplier {m:g}" + (f" (all {float(np.nanmin(vals)):.3g})" if constant else ""))
             ax.set_xlabel("head")
             ax.set_ylabel("layer")
             ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=10)
             ax.set_yticks(range(len(layers)), [str(la) for la in layers], fontsize=10)
             cb = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.02)
+            if constant:
+                cb.set_ticks([float(np.nanmin(vals))])
             cb.ax.tick_params(labelsize=10)
         fig.suptitle(f"{label} (each panel its own colour scale)", fontsize=11)
     return fig

@@ -127,3 +127,10 @@ def test_heatmaps_have_a_colour_scale_per_panel():
         assert lo == pytest.approx(np.nanmin(data)) and hi == pytest.approx(np.nanmax(data))
     assert len({im.get_clim() for im in images}) == 3
     plt.close(fig)
+    rows = [{**r, "reduction_osc": 0.0 if r["multiplier"] == 4.0 else r["reduction_osc"]} for r in rows]
+    fig = pc.heatmaps(pd.DataFrame(rows))
+    flat = [ax for ax in fig.axes if ax.get_title().startswith("multiplier 4")]
+    assert flat and "(all 0)" in flat[0].get_title()  # a constant panel says so
+    ticks = [list(cb_ax.get_yticks()) for cb_ax in fig.axes if not cb_ax.get_title() and cb_ax.get_images() == []]
+    assert [0.0] in ticks  # its colour bar names the one value, no invented range
+    plt.close(fig)
