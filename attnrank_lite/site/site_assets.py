@@ -28,7 +28,8 @@ from .paths import REPO
 
 __all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "MATHJAX_PYPI", "python_mathjax", "ensure_mathjax", "stage_mathjax",
            "prepare_stage_config",
-           "launch_buttons_enabled", "write_favicon_ico", "write_course_links", "STUDENT_LINK_MARK", "PDF_LINK_MARK"]
+           "launch_buttons_enabled", "write_favicon_ico", "write_course_links", "STUDENT_LINK_MARK", "PDF_LINK_MARK",
+           "package_version"]
 
 #: the pinned npm release of MathJax served with the site
 MATHJAX_VERSION = "3.2.2"
@@ -152,6 +153,19 @@ def launch_buttons_enabled(config: dict) -> bool:
     return bool(str((config.get("repository") or {}).get("url") or "").strip())
 
 
+def package_version() -> str:
+    """The package's version: ``version`` of the repository's ``pyproject.toml``, or the installed
+    distribution's where there is no repository."""
+    import tomllib
+
+    project = REPO / "pyproject.toml"
+    if project.is_file():
+        return tomllib.loads(project.read_text())["project"]["version"]
+    from importlib.metadata import version
+
+    return version("attnrank-lite")
+
+
 def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf: str = "") -> dict:
     """Adjust the staged ``_config.yml`` for the build and return it.
 
@@ -166,6 +180,10 @@ def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf
     """
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
+    sphinx = config.setdefault("sphinx", {}) or {}
+    sphinx.setdefault("config", {})["attnrank_version"] = package_version()  # every page's footer
+    config["sphinx"] = sphinx
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if student or book_pdf:
         sphinx = config.setdefault("sphinx", {}) or {}
         if student:

@@ -18,8 +18,8 @@
   scrolling sideways.
 * With the Sphinx option ``attnrank_book_pdf`` (set by ``build --pdf``: the whole book's PDF at
   the site root) every page's download menu offers that PDF ("book (.pdf)").
-* Every page's footer shows the package version (``attnrank_lite.__version__``) and links the
-  changelog page (:data:`CHANGELOG_DOC`).
+* Every page's footer shows the package version (the Sphinx option ``attnrank_version``, which
+  the build sets from ``pyproject.toml``) and links the changelog page (:data:`CHANGELOG_DOC`).
 * Search results show titles without raw TeX: the search index's page and section titles have
   their formulas written as plain text (``the (d−1)/2 law``, ``rank_ε``; :func:`plain_tex`),
   since MathJax does not typeset the search page's result list.
@@ -127,17 +127,16 @@ def _book_pdf_button(app, pagename, templatename, context, doctree):
 CHANGELOG_DOC = "book/changelog"
 
 
-def version_footer(pathto) -> str:
-    """The footer line of every page: ``attnrank-lite VERSION · changelog`` (linked)."""
-    from attnrank_lite import __version__
-
-    return (f'<p class="attnrank-version">attnrank-lite version {__version__} · '
+def version_footer(version: str, pathto) -> str:
+    """The footer line of every page: ``attnrank-lite version VERSION · changelog`` (linked)."""
+    return (f'<p class="attnrank-version">attnrank-lite version {version} · '
             f'<a href="{pathto(CHANGELOG_DOC)}">changelog</a></p>')
 
 
 def _version_footer(app, pagename, templatename, context, doctree):
-    if "pathto" in context and CHANGELOG_DOC in app.env.found_docs:
-        context["theme_extra_footer"] = version_footer(context["pathto"])
+    version = app.config.attnrank_version
+    if version and "pathto" in context and CHANGELOG_DOC in app.env.found_docs:
+        context["theme_extra_footer"] = version_footer(version, context["pathto"])
 
 
 #: TeX control words of the book's titles and their plain-text forms
@@ -206,6 +205,7 @@ def setup(app):
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _page_css)
     app.add_config_value("attnrank_book_pdf", "", "html")
+    app.add_config_value("attnrank_version", "", "html")
     app.connect("html-page-context", _version_footer)
     app.connect("html-page-context", _book_pdf_button, priority=600)  # after sphinx-book-theme's (501)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
