@@ -16,16 +16,23 @@ __all__ = [
 ]
 
 
+# the heatmaps' default title: the quantity their colours show
+HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
+
+
 def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
-             label: str = r"reduction $1 - r_{osc}(\tau)/d_{head}$", ncols: int = 2):
+             label: str | None = None, ncols: int = 2):
     """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row.
 
-    Each panel has its own colour scale, from the smallest to the largest value of that panel
+    ``label`` names the quantity (default: the reduction ``1 - r_osc(tau)/d_head``). Each panel
+    has its own colour scale, from the smallest to the largest value of that panel
     (its colour bar beside it): one scale shared by all panels left the panels of small
     multipliers, whose values are all small, uniformly dark. Compare panels through their colour
     bars' numbers, not their colours. Sized for the page column (8 inches wide, 10-12 pt text) so
     that the axis labels and colour bars stay legible when the figure is shown at page width.
     """
+    if label is None:
+        label = HEATMAP_LABEL
     mults = sorted(settings["multiplier"].unique())
     layers = sorted(settings["layer"].unique())
     heads = sorted(settings["head"].unique())

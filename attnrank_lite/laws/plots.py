@@ -6,7 +6,6 @@ import numpy as np
 from .fitting import reference_line
 
 __all__ = [
-    "AXIS_LABELS",
     "add_reference_slope",
     "axis_label",
     "eps_colors",
@@ -16,14 +15,14 @@ __all__ = [
 ]
 
 
-#: axis labels of the table columns the figures plot (Greek letters, not their names)
-AXIS_LABELS = {"beta": r"$\beta$", "eps": r"$\varepsilon$", "n_points": "n (tokens)", "n": "n (tokens)",
+# axis labels of the table columns the figures plot (Greek letters, not their names)
+_AXIS_LABELS = {"beta": r"$\beta$", "eps": r"$\varepsilon$", "n_points": "n (tokens)", "n": "n (tokens)",
                "tau": r"$\tau$"}
 
 
 def axis_label(column: str) -> str:
     """The axis label of a table column: ``"beta"`` -> β, ``"eps"`` -> ε; other names unchanged."""
-    return AXIS_LABELS.get(column, column)
+    return _AXIS_LABELS.get(column, column)
 
 
 def eps_colors(eps_values) -> dict:
