@@ -20,6 +20,8 @@
   the site root) every page's download menu offers that PDF ("book (.pdf)").
 * Every page's footer shows the package version (the Sphinx option ``attnrank_version``, which
   the build sets from ``pyproject.toml``) and links the changelog page (:data:`CHANGELOG_DOC`).
+* Search ranks chapters above API objects whose names merely contain the query
+  (``static/search_scorer.js``, Sphinx's ``html_search_scorer``).
 * Search results show titles without raw TeX: the search index's page and section titles have
   their formulas written as plain text (``the (d−1)/2 law``, ``rank_ε``; :func:`plain_tex`),
   since MathJax does not typeset the search page's result list.
@@ -42,6 +44,9 @@ __all__ = ["setup", "DocLinkMath", "PAGE_CSS", "STATIC_DIR", "STYLESHEET", "CHAN
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: the stylesheet every page loads
 STYLESHEET = "attnrank.css"
+#: the search scores (Sphinx's ``html_search_scorer``): pages above API objects whose names merely
+#: contain the query
+SEARCH_SCORER = "search_scorer.js"
 
 
 class DocLinkMath(SphinxPostTransform):
@@ -188,6 +193,8 @@ def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
     config.html_context = context
+    if not config.html_search_scorer:  # chapters above API objects whose names merely contain the query
+        config.html_search_scorer = str(STATIC_DIR / SEARCH_SCORER)
     static = list(config.html_static_path or [])
     if str(STATIC_DIR) not in static:
         config.html_static_path = static + [str(STATIC_DIR)]

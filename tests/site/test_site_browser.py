@@ -412,21 +412,34 @@ def test_chapter6_heatmaps_are_legible(site_html, site_url):
     assert all(i["natural"] >= 0.9 * i["shown"] for i in imgs), imgs
 
 
+def _search(drv, site_url: str, query: str) -> list[dict]:
+    drv.get(f"{site_url}/search.html?q={query}")
+    deadline, hits = time.time() + 30, []
+    while time.time() < deadline and not hits:
+        time.sleep(0.3)
+        hits = drv.execute_script(
+            "return [...document.querySelectorAll('#search-results li')].map(li => "
+            "({href: li.querySelector('a').getAttribute('href'), text: li.querySelector('a').innerText}))")
+    return hits
+
+
 def test_search_finds_pages(site_html, site_url):
-    """The site's own full-text search (searchindex.js, no server) returns chapter pages."""
+    """The site's own full-text search (searchindex.js, no server) returns chapter pages; for "rank"
+    the chapters come before API objects whose names contain the word, and no result title shows
+    raw TeX (issue 25: "the \\((d-1)/2\\) law")."""
     drv = _driver()
     try:
-        drv.get(f"{site_url}/search.html?q=certificate")
-        deadline, hits = time.time() + 30, []
-        while time.time() < deadline and not hits:
-            time.sleep(0.3)
-            hits = drv.execute_script(
-                "return [...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        hits = _search(drv, site_url, "certificate")
+        ranked = _search(drv, site_url, "rank")
         severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
     finally:
         _quit(drv)
     assert not severe, severe
-    assert any("notebooks/01_approximation_rank" in h for h in hits), hits
+    assert any("notebooks/01_approximation_rank" in h["href"] for h in hits), hits
+    first_api = next((k for k, h in enumerate(ranked) if "book/api/" in h["href"]), len(ranked))
+    chapters = [k for k, h in enumerate(ranked) if h["href"].startswith("notebooks/")]
+    assert chapters and max(chapters) < first_api, [h["href"] for h in ranked[:15]]
+    assert not [h["text"] for h in hits + ranked if _RAW_TEX.search(h["text"])]
 
 
 def test_math_renders_with_networking_disabled(site_html, site_url):
