@@ -53,3 +53,15 @@ def test_build_sets_the_pdf_option_only_with_pdf(tmp_path):
 ])
 def test_plumbing_cells(source, plumbing):
     assert is_plumbing(source) is plumbing
+
+
+@pytest.mark.parametrize("flags, pdf, api", [([], False, False), (["--pdf"], True, False),
+                                             (["--pdf-api"], True, True), (["--pdf", "--pdf-api"], True, True)])
+def test_build_pdf_flags(monkeypatch, tmp_path, flags, pdf, api):
+    """``--pdf`` prints the book without the API reference; ``--pdf-api`` keeps it (and implies --pdf)."""
+    from attnrank_lite.site import cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "build_book", lambda **kw: seen.update(kw))
+    assert cli.main(["build", "--profile", "quick", "-o", str(tmp_path / "o"), *flags]) == 0
+    assert seen["pdf"] is pdf and seen["pdf_api"] is api
