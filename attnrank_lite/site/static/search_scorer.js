@@ -1,9 +1,14 @@
 // The site's search scores (Sphinx's html_search_scorer; set by attnrank_lite.site.sphinx_ext).
-// Sphinx's defaults rank an API object whose name merely contains the query (rank_bracket for
-// "rank": 6 + 5 = 11) above every page whose text contains it (5). Here a partial object-name match
-// scores 3 + 1 = 4, below a page's text (5) and title (15); an object's exact name still scores
-// 11 + 1 = 12, above a page's text.
+// Sphinx's defaults rank API objects above the chapters: an object named "rank" scores 11 + 5 = 16,
+// one whose name contains "rank" (rank_bracket) 6 + 5 = 11, a page whose text contains the word 5.
+// Here a chapter page (notebooks/) gets 10 more, so that every chapter containing the word
+// (5 + 10 = 15) comes before an object of that exact name (11 + 1 = 12); a partial object-name
+// match scores 3 + 1 = 4, below any page containing the word.
 var Scorer = {
+  score: (result) => {
+    const [docname, title, anchor, descr, score, filename] = result;
+    return docname.startsWith("notebooks/") ? score + 10 : score;
+  },
   objNameMatch: 11,
   objPartialMatch: 3,
   objPrio: {
