@@ -22,7 +22,8 @@ HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
 def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
              label: str | None = None, ncols: int = 2):
-    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row.
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a shorter
+    last row centred: no empty panel).
 
     ``label`` names the quantity (default: the reduction ``1 - r_osc(tau)/d_head``). Each panel
     has its own colour scale, from the smallest to the largest value of that panel
@@ -40,11 +41,16 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
     nrows = -(-len(mults) // ncols)
     panel_h = 0.32 * len(layers) + 1.0
     with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(8.0, panel_h * nrows + 1.0), squeeze=False,
-                                 constrained_layout=True)
-        for ax in axes.flat[len(mults):]:
-            ax.set_visible(False)
-        for ax, m in zip(axes.flat, mults):
+        fig = plt.figure(figsize=(8.0, panel_h * nrows + 1.0), constrained_layout=True)
+        # each panel two grid columns wide, so that a last row with fewer panels is centred
+        # instead of leaving an empty panel
+        gs = fig.add_gridspec(nrows, 2 * ncols)
+        axes = []
+        for k in range(len(mults)):
+            row, col = divmod(k, ncols)
+            start = col * 2 + (ncols - (len(mults) - row * ncols)) if row == nrows - 1 else col * 2
+            axes.append(fig.add_subplot(gs[row, start:start + 2]))
+        for ax, m in zip(axes, mults):
             grid = (settings[settings["multiplier"] == m]
                     .pivot(index="layer", columns="head", values=value)
                     .reindex(index=layers, columns=heads))

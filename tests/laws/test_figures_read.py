@@ -121,6 +121,11 @@ def test_heatmaps_have_a_colour_scale_per_panel():
     fig = pc.heatmaps(pd.DataFrame(rows))
     images = [im for ax in fig.axes for im in ax.get_images()]
     assert len(images) == 3
+    assert all(ax.get_visible() for ax in fig.axes)  # no hidden (empty) panel
+    fig.canvas.draw()
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    last, first = panels[-1].get_position(), panels[0].get_position()
+    assert last.y0 < first.y0 and abs((last.x0 + last.x1) / 2 - 0.5) < 0.1  # the odd last panel is centred
     for im in images:  # every panel spans its colour map, from its least to its largest value
         data = np.asarray(im.get_array(), dtype=float)
         lo, hi = im.get_clim()
