@@ -16,39 +16,60 @@ __all__ = [
 ]
 
 
-def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
-             label: str = "reduction 1 - r_osc(tau)/d_head", ncols: int = 2):
-    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row.
+# the heatmaps' default title: the quantity their colours show
+HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
-    Sized for the page column (8 inches wide, 11-12 pt text) so that the axis labels and the
-    shared colour scale stay legible when the figure is shown at page width.
+
+def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
+             label: str | None = None, ncols: int = 2):
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a shorter
+    last row centred: no empty panel).
+
+    ``label`` names the quantity (default: the reduction ``1 - r_osc(tau)/d_head``). Each panel
+    has its own colour scale, from the smallest to the largest value of that panel
+    (its colour bar beside it): one scale shared by all panels left the panels of small
+    multipliers, whose values are all small, uniformly dark. Compare panels through their colour
+    bars' numbers, not their colours. Sized for the page column (8 inches wide, 10-12 pt text) so
+    that the axis labels and colour bars stay legible when the figure is shown at page width.
     """
+    if label is None:
+        label = HEATMAP_LABEL
     mults = sorted(settings["multiplier"].unique())
     layers = sorted(settings["layer"].unique())
     heads = sorted(settings["head"].unique())
     ncols = max(1, min(int(ncols), len(mults)))
     nrows = -(-len(mults) // ncols)
-    vmax = max(float(settings[value].max()), 1e-9)
     panel_h = 0.32 * len(layers) + 1.0
     with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(8.0, panel_h * nrows + 1.0), squeeze=False,
-                                 constrained_layout=True)
-        for ax in axes.flat[len(mults):]:
-            ax.set_visible(False)
-        for ax, m in zip(axes.flat, mults):
+        fig = plt.figure(figsize=(8.0, panel_h * nrows + 1.0), constrained_layout=True)
+        # each panel two grid columns wide, so that a last row with fewer panels is centred
+        # instead of leaving an empty panel
+        gs = fig.add_gridspec(nrows, 2 * ncols)
+        axes = []
+        for k in range(len(mults)):
+            row, col = divmod(k, ncols)
+            start = col * 2 + (ncols - (len(mults) - row * ncols)) if row == nrows - 1 else col * 2
+            axes.append(fig.add_subplot(gs[row, start:start + 2]))
+        for ax, m in zip(axes, mults):
             grid = (settings[settings["multiplier"] == m]
                     .pivot(index="layer", columns="head", values=value)
                     .reindex(index=layers, columns=heads))
-            im = ax.imshow(grid.to_numpy(), vmin=0, vmax=vmax, cmap="viridis", aspect="auto")
-            ax.set_title(f"multiplier {m:g}")
+            vals = grid.to_numpy(dtype=float)
+            lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+            constant = hi - lo < 1e-12
+            if constant:  # one colour; the colour bar names the one value
+                lo, hi = lo - 0.5e-3, hi + 0.5e-3
+            im = ax.imshow(vals, vmin=lo, vmax=hi, cmap="viridis", aspect="auto")
+            ax.set_title(f"multiplier {m:g}" + (f" (all {float(np.nanmin(vals)):.3g})" if constant else ""))
             ax.set_xlabel("head")
             ax.set_ylabel("layer")
             ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=10)
             ax.set_yticks(range(len(layers)), [str(la) for la in layers], fontsize=10)
-        cb = fig.colorbar(im, ax=axes.ravel().tolist(), orientation="horizontal", fraction=0.08,
-                          aspect=40, pad=0.04)
-        cb.set_label(label, fontsize=11)
-        cb.ax.tick_params(labelsize=10)
+            cb = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.02)
+            if constant:
+                cb.set_ticks([float(np.nanmin(vals))])
+            cb.ax.tick_params(labelsize=10)
+        fig.suptitle(f"{label} (each panel its own colour scale)", fontsize=11)
     return fig
 
 
@@ -57,7 +78,7 @@ def reductions_by_multiplier(settings: pd.DataFrame):
     mults = sorted(settings["multiplier"].unique())
     fig, ax = plt.subplots(figsize=(7, 3.4))
     rng = np.random.default_rng(0)  # jitter only
-    kinds = (("reduction", "SVD bound r(tau)"), ("reduction_osc", "measured oscillation r_osc(tau)"))
+    kinds = (("reduction", r"SVD bound $r(\tau)$"), ("reduction_osc", r"measured oscillation $r_{osc}(\tau)$"))
     for k, (col, name) in enumerate(kinds):
         for i, m in enumerate(mults):
             y = settings.loc[settings["multiplier"] == m, col].to_numpy()
@@ -82,16 +103,16 @@ def tau_curves(curves: pd.DataFrame):
         b = sub.groupby("tau")["reduction"].median()
         ax.plot(b.index, b, ":", color=f"C{i}")
     ax.set_xscale("log")
-    ax.set_xlabel("output tolerance tau")
-    ax.set_ylabel("reduction 1 - r(tau)/d_head")
-    ax.set_title("solid: r_osc (quartile band over heads); dotted: SVD bound r", fontsize=10)
+    ax.set_xlabel(r"output tolerance $\tau$")
+    ax.set_ylabel(r"reduction $1 - r(\tau)/d_{head}$")
+    ax.set_title(r"solid: $r_{osc}$ (quartile band over heads); dotted: SVD bound $r$", fontsize=10)
     ax.legend(fontsize=9)
     return fig
 
 
 def dimension_vs_certificates(settings: pd.DataFrame):
     """Scatter of the effective dimension r_osc(tau) against the polynomial certificate and the upper bracket."""
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
+    fig, axes = plt.subplots(2, 1, figsize=(5.6, 7.0), constrained_layout=True)  # stacked: readable on a phone
     rng = np.random.default_rng(0)  # jitter only
     for i, (m, sub) in enumerate(settings.groupby("multiplier")):
         x = sub["r_osc_tau"].to_numpy() + rng.uniform(-0.2, 0.2, len(sub))
@@ -102,7 +123,7 @@ def dimension_vs_certificates(settings: pd.DataFrame):
     axes[0].set_ylabel("log10 count C(r+D, D)")
     axes[1].set_ylabel("mean SVD upper bracket")
     for ax in axes:
-        ax.set_xlabel("effective dimension r_osc(tau)")
+        ax.set_xlabel(r"effective dimension $r_{osc}(\tau)$")
     axes[1].legend(title="multiplier", fontsize=9)
     return fig
 
@@ -111,9 +132,10 @@ def brackets_by_multiplier(settings: pd.DataFrame):
     """Certified rank brackets (mean over heads of the per-setting mean lower / upper) against the multiplier."""
     g = settings.groupby("multiplier")[["lower_mean", "upper_mean"]].mean()
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    plot_bracket_band(ax, g.index.to_numpy(), g["lower_mean"].to_numpy(), g["upper_mean"].to_numpy(), label="rank_eps")
+    plot_bracket_band(ax, g.index.to_numpy(), g["lower_mean"].to_numpy(), g["upper_mean"].to_numpy(),
+                      label=r"rank$_\varepsilon$")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("inverse-temperature multiplier")
-    ax.set_ylabel("rank_eps bracket (mean over heads, sequences)")
+    ax.set_ylabel(r"rank$_\varepsilon$ bracket (mean over heads, sequences)")
     ax.legend(fontsize=8)
     return fig

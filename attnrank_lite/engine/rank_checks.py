@@ -312,9 +312,9 @@ def eps_sweep_figure(sweep: pd.DataFrame, title: str = ""):
     from .plots import plot_bracket_band
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    plot_bracket_band(ax, sweep["eps"], sweep["lower"], sweep["upper"], label="rank_eps")
-    ax.set_xlabel("eps")
-    ax.set_ylabel("certified bracket")
+    plot_bracket_band(ax, sweep["eps"], sweep["lower"], sweep["upper"], label=r"rank$_\varepsilon$")
+    ax.set_xlabel(r"$\varepsilon$")
+    ax.set_ylabel(r"rank$_\varepsilon$ (certified bracket)")
     ax.legend()
     ax.set_yscale("log")
     ax.set_title(title)
@@ -331,7 +331,7 @@ def spectral_contrast_figure(contrast: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     for name, g in contrast.groupby("matrix"):
         cc = g["copies per key"]
-        plot_bracket_band(ax, cc, g["lower"], g["upper"], label=f"{name}: rank_eps")
+        plot_bracket_band(ax, cc, g["lower"], g["upper"], label=rf"{name}: rank$_\varepsilon$")
         ax.plot(cc, g["spectral numerical rank"].clip(lower=0.8), "o--", label=f"{name}: spectral")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

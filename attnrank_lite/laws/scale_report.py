@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import law_store, scale
-from .plots import add_reference_slope, plot_brackets
+from .plots import add_reference_slope, eps_colors, plot_brackets
 from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
 __all__ = ["sweep_command", "verdict_text", "one_plus_slope", "with_caps", "capped_text", "width_table", "width_text",
@@ -111,7 +111,8 @@ def with_caps(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def law_scale_figure(df: pd.DataFrame):
-    """Log-log brackets against ``beta``, one panel per ``d``, reference slope ``(d-1)/2``;
+    """Log-log brackets against ``beta``, one panel per ``d`` (stacked in one column), reference
+    slope ``(d-1)/2`` per eps in that eps's colour (:func:`attnrank_lite.laws.plots.eps_colors`);
     capped rows (:func:`attnrank_lite.laws.scale.capped`, left out of the fits) are circled in black."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
@@ -119,16 +120,17 @@ def law_scale_figure(df: pd.DataFrame):
     df = df.reset_index(drop=True)
     df = df.assign(_capped=scale.capped(df))
     ds = sorted(df["d"].unique())
-    cols = min(3, len(ds))
-    rows = -(-len(ds) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False)
-    for ax, d in zip(axes.flat, ds):
+    colors = eps_colors(df["eps"])
+    # one column of panels: readable on a phone, and no empty panel whatever the number of d
+    fig, axes = plt.subplots(len(ds), 1, figsize=(5.6, 3.3 * len(ds)), squeeze=False)
+    for ax, d in zip(axes[:, 0], ds):
         g = df[df["d"] == d]
-        for i, (eps, h) in enumerate(g.groupby("eps")):
-            plot_brackets(ax, h, label=f"eps = {eps:g}", color=f"C{i}")
+        for eps, h in g.groupby("eps"):
+            c = colors[float(eps)]
+            plot_brackets(ax, h, label=rf"$\varepsilon$ = {eps:g}", color=c)
             first = h.sort_values("beta").iloc[0]
-            add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"],
-                                label=f"slope {(d - 1) / 2:g}" if i == 0 else "")
+            add_reference_slope(ax, h["beta"], (d - 1) / 2, first["beta"], first["upper"], color=c,
+                                label=rf"slope (d-1)/2 = {(d - 1) / 2:g} ($\varepsilon$ = {eps:g})")
         cap = g[g["_capped"]]
         if len(cap):
             ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
@@ -137,9 +139,7 @@ def law_scale_figure(df: pd.DataFrame):
         ax.set_xticks(betas, [f"{b:g}" for b in betas])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"d = {d}, n = {int(g['n'].max()):,}")
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(ds):]:
-        ax.set_visible(False)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

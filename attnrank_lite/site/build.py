@@ -42,7 +42,7 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                warnings_as_errors: bool = True, log=print, jobs: int | None = None,
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
-               pdf: bool = False) -> Path:
+               pdf: bool = False, pdf_api: bool = False) -> Path:
     """Execute all chapters with ``profile`` and build the HTML site into ``out/html``.
 
     Parameters
@@ -57,7 +57,10 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     student : bool
         The same site without the exercises' solutions (sphinx-exercise's ``hide_solutions``).
     pdf : bool
-        Also the whole book as one PDF, ``out/html/attnrank-book.pdf`` (:mod:`attnrank_lite.site.pdf`).
+        Also the whole book as one PDF, ``out/html/attnrank-book.pdf`` (:mod:`attnrank_lite.site.pdf`),
+        linked from every page's download menu and from the course page.
+    pdf_api : bool
+        Keep the API reference in the PDF (left out by default).
 
     Returns
     -------
@@ -91,19 +94,21 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     work = outputs.partial_dir(out, "build")
     try:
         return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store,
-                      student, pdf)
+                      student, pdf, pdf_api)
     finally:
         outputs.release_partial(work)
 
 
 def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store, student=False,
-           pdf=False) -> Path:
+           pdf=False, pdf_api=False) -> Path:
     stage = work / "stage"
     stage.mkdir()
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(REPO / name, stage / name)
     shutil.copytree(REPO / "book", stage / "book")
-    site_assets.prepare_stage_config(stage, log=log, student=student)  # launch buttons, solutions
+    site_assets.prepare_stage_config(stage, log=log, student=student,  # launch buttons, solutions, PDF link
+                                     book_pdf=pdf_book.PDF_NAME if pdf else "")
+    site_assets.write_course_links(stage, out, pdf=pdf, student=student, pdf_name=pdf_book.PDF_NAME)
     site_assets.stage_mathjax(stage)  # MathJax served from the site (npm package), no CDN
     site_assets.write_favicon_ico(stage / "_extra" / "favicon.ico")
     t0 = time.time()
@@ -138,7 +143,7 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
                           f"the previous site in {out / 'html'} is unchanged")
     if pdf:  # printed from a one-page build of the same stage, published inside the site
         try:
-            pdf_book.write_book_pdf(stage, work, new_html / pdf_book.PDF_NAME, log=log)
+            pdf_book.write_book_pdf(stage, work, new_html / pdf_book.PDF_NAME, log=log, api=pdf_api)
         except pdf_book.PdfFailed as exc:
             raise BuildFailed(f"{exc}; the previous site in {out / 'html'} is unchanged") from exc
     html = out / "html"

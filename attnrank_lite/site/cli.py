@@ -140,7 +140,8 @@ def _cmd_build(args) -> int:
     _progress_to_terminal()
     build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
                jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
-               max_minutes=args.max_minutes, student=args.student, pdf=args.pdf)
+               max_minutes=args.max_minutes, student=args.student, pdf=args.pdf or args.pdf_api,
+               pdf_api=args.pdf_api)
     return 0
 
 
@@ -211,7 +212,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="the cache of executed chapters (default: $ATTNRANK_CACHE or .attnrank-cache/)")
     build.add_argument("--student", action="store_true", help="the same site without the exercises' solutions")
     build.add_argument("--pdf", action="store_true",
-                       help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf")
+                       help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf "
+                            "(without the API reference)")
+    build.add_argument("--pdf-api", action="store_true",
+                       help="the PDF as --pdf, keeping the API reference")
     _add_sweep_parser(sub, common)
     _add_verify_parser(sub, common)
     return parser

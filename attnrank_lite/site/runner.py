@@ -38,7 +38,7 @@ from .pagenote import cpu_model
 from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",
-           "ParameterError", "check_run_output", "run_dir"]
+           "ParameterError", "check_run_output", "run_dir", "is_plumbing", "KERNEL_ARGUMENTS"]
 
 KEY_PACKAGES = ("numpy", "scipy", "matplotlib", "pandas", "torch", "transformers", "papermill",
                 "jupyter-book", "sphinx", "sphinx-proof", "myst-nb")
@@ -127,6 +127,61 @@ def _mark_parameters_once(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+#: calls that make a cell plumbing: the parameter check and the glue of numbers into the text
+PLUMBING_CALLS = frozenset({"validate_notebook_parameters", "glue"})
+
+
+def _call_name(node) -> str | None:
+    import ast
+
+    if isinstance(node, ast.Call):
+        f = node.func
+        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    return None
+
+
+def is_plumbing(source: str) -> bool:
+    """Whether a code cell is plumbing: imports, ``P = validate_notebook_parameters(...)`` and
+    ``glue(...)`` calls (also in a ``for`` loop) and nothing else.
+
+    Such a cell computes nothing a reader needs to see; its input is hidden on the page and in
+    the PDF (``remove-input``) by :func:`_hide_plumbing`.
+    """
+    import ast
+
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+
+    def ok(stmt) -> bool:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return True
+        if isinstance(stmt, (ast.Expr, ast.Assign)):
+            return _call_name(stmt.value) in PLUMBING_CALLS
+        if isinstance(stmt, ast.For):
+            return not stmt.orelse and all(ok(s) for s in stmt.body)
+        return False
+
+    return bool(body) and all(ok(s) for s in body) and any(not isinstance(s, (ast.Import, ast.ImportFrom))
+                                                           for s in body)
+
+
+def _hide_plumbing(path: Path) -> None:
+    """Tag plumbing cells (:func:`is_plumbing`) ``remove-input`` in an executed notebook."""
+    nb = nbformat.read(path, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not is_plumbing(cell.source):
+            continue
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if not {"remove-input", "remove-cell"} & set(tags):
+            tags.append("remove-input")
+            changed = True
+    if changed:
+        nbformat.write(nb, path)
+
+
 def _relative_papermill_paths(path: Path, notebook: str) -> None:
     """Name the notebook relative to the repository in papermill's metadata, not by this machine's paths.
 
@@ -144,6 +199,11 @@ def _relative_papermill_paths(path: Path, notebook: str) -> None:
     meta["output_path"] = notebook
     nbformat.write(nb, path)
 
+
+#: command-line options of the chapters' IPython kernel: figures are saved at twice their
+#: resolution ("retina" PNG: twice the pixels, shown at the 1x size the output's metadata gives),
+#: sharp on high-density screens and in the printed PDF
+KERNEL_ARGUMENTS = ("--InlineBackend.figure_formats=retina",)
 
 #: first lines of the two parameter cells in an executed notebook (see _mark_parameters_once)
 DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
@@ -387,7 +447,8 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
                          parameters=values, cwd=str(tmp), kernel_name="python3",
                          progress_bar={"desc": f"{spec.key} cells"} if progress_bar else False,
-                         log_output=log_output, execution_timeout=timeout, report_mode=False)
+                         log_output=log_output, execution_timeout=timeout, report_mode=False,
+                         extra_arguments=list(KERNEL_ARGUMENTS))
         except pm.PapermillExecutionError as exc:
             err = RunFailed(f"{where} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}")
             err.kernel_log = _log_tail(log)
@@ -413,6 +474,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
         seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
         log.unlink(missing_ok=True)
         _mark_parameters_once(out_nb)
+        _hide_plumbing(out_nb)
         _relative_papermill_paths(out_nb, spec.notebook)
         results = tmp / "results"
         record = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .spec import ParameterError
 
 __all__ = ["RuntimeTerm", "RuntimeEstimate", "TooSlow", "STARTUP_SECONDS", "DEFAULT_MAX_MINUTES",
-           "scaled", "estimate_runtime", "check_runtime", "format_duration", "format_minutes"]
+           "scaled", "estimate_runtime", "check_runtime", "format_duration", "format_minutes", "REFERENCE_MACHINE"]
 
 #: starting a kernel and importing numpy, pandas, matplotlib and the package (6-13 s measured on
 #: a loaded 2-core machine)
@@ -88,9 +88,16 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+#: where the estimates' constants were measured (each chapter module's RUNTIME_CALIBRATION names
+#: the runs): a 2-core x86_64 machine shared with other jobs
+REFERENCE_MACHINE = "the reference machine"
+
+
 def format_minutes(est: RuntimeEstimate) -> str:
-    """``about 4 min (within a factor of 3)``."""
-    return f"about {format_duration(est.seconds)} (within a factor of {est.error:g})"
+    """``about 4 min on the reference machine (within a factor of 3)``: the estimate is scaled from
+    runs measured on one machine (:data:`REFERENCE_MACHINE`); another machine, or a busier one,
+    takes longer or shorter."""
+    return f"about {format_duration(est.seconds)} on {REFERENCE_MACHINE} (within a factor of {est.error:g})"
 
 
 def check_runtime(spec, values: dict, max_minutes: float | None = DEFAULT_MAX_MINUTES) -> RuntimeEstimate:

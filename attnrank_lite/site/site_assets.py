@@ -28,7 +28,8 @@ from .paths import REPO
 
 __all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "MATHJAX_PYPI", "python_mathjax", "ensure_mathjax", "stage_mathjax",
            "prepare_stage_config",
-           "launch_buttons_enabled", "write_favicon_ico"]
+           "launch_buttons_enabled", "write_favicon_ico", "write_course_links", "STUDENT_LINK_MARK", "PDF_LINK_MARK",
+           "package_version"]
 
 #: the pinned npm release of MathJax served with the site
 MATHJAX_VERSION = "3.2.2"
@@ -152,8 +153,25 @@ def launch_buttons_enabled(config: dict) -> bool:
     return bool(str((config.get("repository") or {}).get("url") or "").strip())
 
 
-def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
+def package_version() -> str:
+    """The package's version: ``version`` of the repository's ``pyproject.toml``, or the installed
+    distribution's where there is no repository."""
+    import tomllib
+
+    project = REPO / "pyproject.toml"
+    if project.is_file():
+        return tomllib.loads(project.read_text())["project"]["version"]
+    from importlib.metadata import version
+
+    return version("attnrank-lite")
+
+
+def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf: str = "") -> dict:
     """Adjust the staged ``_config.yml`` for the build and return it.
+
+    ``book_pdf``: the file name of the whole-book PDF this build prints at the site root (empty:
+    none); set as the Sphinx option ``attnrank_book_pdf``, which puts it in every page's download
+    menu (:mod:`attnrank_lite.site.sphinx_ext`).
 
     Without ``repository.url`` the theme cannot build launch links (it would fail on every
     notebook page), so the Binder/Colab URLs are blanked in the staged copy and a note is logged.
@@ -162,9 +180,16 @@ def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
     """
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
-    if student:
+    sphinx = config.setdefault("sphinx", {}) or {}
+    sphinx.setdefault("config", {})["attnrank_version"] = package_version()  # every page's footer
+    config["sphinx"] = sphinx
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    if student or book_pdf:
         sphinx = config.setdefault("sphinx", {}) or {}
-        sphinx.setdefault("config", {})["hide_solutions"] = True
+        if student:
+            sphinx.setdefault("config", {})["hide_solutions"] = True
+        if book_pdf:
+            sphinx.setdefault("config", {})["attnrank_book_pdf"] = book_pdf
         config["sphinx"] = sphinx
         path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if not launch_buttons_enabled(config):
@@ -178,6 +203,60 @@ def prepare_stage_config(stage: Path, log=print, student: bool = False) -> dict:
         config["launch_buttons"] = launch
         path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     return config
+
+
+#: markers in book/course.md that the build replaces with links to what it produced
+STUDENT_LINK_MARK = "<!-- attnrank:student-link -->"
+PDF_LINK_MARK = "<!-- attnrank:pdf-link -->"
+
+
+def write_course_links(stage: Path, out: Path, *, pdf: bool, student: bool, pdf_name: str) -> dict:
+    """Link, on the staged course page, only the handouts this build produced or found.
+
+    The course page (``book/course.md``) names the student edition and the PDF with the commands
+    that make them and carries two markers. The build replaces them:
+
+    * the PDF marker, when this build prints the PDF (``pdf``), with a link to ``pdf_name`` at
+      the root of this site, else with a sentence that this site was built without it;
+    * the student-edition marker, when ``out/student/html/index.html`` exists (a student build
+      beside this site, as ``-o OUT/student`` writes it) and this is not itself the student
+      build, with a link to it; else with nothing.
+
+    Parameters
+    ----------
+    stage : path
+        The staged book.
+    out : path
+        The build's output folder (the site goes to ``out/html``).
+    pdf, student : bool
+        Whether this build prints the PDF, and whether it is the student build.
+    pdf_name : str
+        The PDF's file name at the site root.
+
+    Returns
+    -------
+    dict
+        ``{"pdf": bool, "student": bool}``: which links were written.
+    """
+    page = Path(stage) / "book" / "course.md"
+    links = {"pdf": bool(pdf), "student": False}
+    if not page.is_file():
+        return links
+    text = page.read_text()
+    student_site = Path(out) / "student" / "html" / "index.html"
+    if not student and student_site.is_file():
+        links["student"] = True
+        text = text.replace(STUDENT_LINK_MARK, ' Built beside this site, it is here: '
+                            '<a href="../../student/html/index.html">the student edition</a>.')
+    else:
+        text = text.replace(STUDENT_LINK_MARK, "")
+    if pdf:
+        text = text.replace(PDF_LINK_MARK, f' This site was built with it: <a href="../{pdf_name}">'
+                            f'download {pdf_name}</a> (also in the download menu of every page).')
+    else:
+        text = text.replace(PDF_LINK_MARK, " This site was built without `--pdf`, so it has no PDF.")
+    page.write_text(text)
+    return links
 
 
 if __name__ == "__main__":

@@ -13,18 +13,40 @@
 * In the API reference (autodoc), a docstring's ``:ref:`prop-...``` to a statement box of the
   book becomes ``:prf:ref:`` (sphinx-proof's role), so that it links to the box.
 * The one-page build of the PDF (``singlehtml``) gets the HTML build's node translators.
+* The stylesheet ``static/attnrank.css`` (package data) is added to every page: long names,
+  signatures, paths and table cells wrap, so that pages read on a 390 px phone without
+  scrolling sideways.
+* With the Sphinx option ``attnrank_book_pdf`` (set by ``build --pdf``: the whole book's PDF at
+  the site root) every page's download menu offers that PDF ("book (.pdf)").
+* Every page's footer shows the package version (the Sphinx option ``attnrank_version``, which
+  the build sets from ``pyproject.toml``) and links the changelog page (:data:`CHANGELOG_DOC`).
+* Search ranks chapters above API objects whose names merely contain the query
+  (``static/search_scorer.js``, Sphinx's ``html_search_scorer``).
+* Search results show titles without raw TeX: the search index's page and section titles have
+  their formulas written as plain text (``the (d−1)/2 law``, ``rank_ε``; :func:`plain_tex`),
+  since MathJax does not typeset the search page's result list.
 * The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
   console error on a reader's first visit).
 """
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.nodes import clean_astext
 
-__all__ = ["setup", "DocLinkMath", "PAGE_CSS"]
+__all__ = ["setup", "DocLinkMath", "PAGE_CSS", "STATIC_DIR", "STYLESHEET", "CHANGELOG_DOC", "version_footer",
+           "plain_tex"]
+
+#: the package's own static files (copied into the site's ``_static``)
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: the stylesheet every page loads
+STYLESHEET = "attnrank.css"
+#: the search scores (Sphinx's ``html_search_scorer``): pages above API objects whose names merely
+#: contain the query
+SEARCH_SCORER = "search_scorer.js"
 
 
 class DocLinkMath(SphinxPostTransform):
@@ -94,19 +116,103 @@ def _singlehtml_handlers(app):
     handlers["singlehtml"] = merged
 
 
+def _book_pdf_button(app, pagename, templatename, context, doctree):
+    """Add the whole book's PDF to the theme's download menu (after the theme built the menu)."""
+    name = app.config.attnrank_book_pdf
+    if not name or "pathto" not in context:
+        return
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            button["buttons"].append({"type": "link", "url": context["pathto"](name, 1), "text": "book (.pdf)",
+                                      "tooltip": "Download the whole book as one PDF", "icon": "fas fa-book",
+                                      "label": "download-book-pdf-button"})
+
+
+#: the changelog page the footer links
+CHANGELOG_DOC = "book/changelog"
+
+
+def version_footer(version: str, pathto) -> str:
+    """The footer line of every page: ``attnrank-lite version VERSION · changelog`` (linked)."""
+    return (f'<p class="attnrank-version">attnrank-lite version {version} · '
+            f'<a href="{pathto(CHANGELOG_DOC)}">changelog</a></p>')
+
+
+def _version_footer(app, pagename, templatename, context, doctree):
+    version = app.config.attnrank_version
+    if version and "pathto" in context and CHANGELOG_DOC in app.env.found_docs:
+        context["theme_extra_footer"] = version_footer(version, context["pathto"])
+
+
+#: TeX control words of the book's titles and their plain-text forms
+_TEX_WORDS = {"ell": "ℓ", "varepsilon": "ε", "epsilon": "ε", "beta": "β", "tau": "τ", "Theta": "Θ",
+              "alpha": "α", "lambda": "λ", "sigma": "σ", "rho": "ρ", "langle": "⟨", "rangle": "⟩",
+              "le": "≤", "ge": "≥", "leq": "≤", "geq": "≥", "infty": "∞", "cdot": "·", "times": "×",
+              "in": "∈", "to": "→", "sim": "∼", "approx": "≈", "min": "min", "max": "max", "log": "log"}
+_SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_MATH_SPAN = re.compile(r'<span class="math[^"]*">\\\((.*?)\\\)</span>', re.S)
+
+
+def plain_tex(tex: str) -> str:
+    """A TeX formula of a title as plain text: ``\\ell_1`` -> ``ℓ₁``, ``(d-1)/2`` -> ``(d−1)/2``,
+    ``\\operatorname{rank}_\\varepsilon`` -> ``rank_ε``; unknown control words lose their backslash."""
+    t = re.sub(r"\\(?:operatorname|mathrm|text|mathbf|mathit|mathcal|mathbb)\{([^{}]*)\}", r"\1", tex)
+    t = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX_WORDS.get(m.group(1), m.group(1)), t)
+    t = re.sub(r"_\{?([0-9]+)\}?", lambda m: m.group(1).translate(_SUBSCRIPT_DIGITS), t)
+    t = re.sub(r"\\[,;:! ]", " ", t).replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"(?<=\b\w)-(?=\d)", "−", t)  # a minus in d-1, not a hyphen in a word
+
+
+def _plain_html_title(title: str) -> str:
+    import html
+
+    return _MATH_SPAN.sub(lambda m: html.escape(plain_tex(html.unescape(m.group(1)))), title)
+
+
+def _plain_search_titles(app):
+    """Wrap the HTML builder's ``index_page`` so that the titles it feeds the search index are plain."""
+    builder = app.builder
+    orig = getattr(builder, "index_page", None)
+    if orig is None:
+        return
+
+    def index_page(pagename, doctree, title):
+        orig(pagename, doctree, title)
+        indexer = getattr(builder, "indexer", None)
+        if indexer is None:
+            return
+        if pagename in getattr(indexer, "_titles", {}):
+            indexer._titles[pagename] = _plain_html_title(indexer._titles[pagename])
+        if pagename in getattr(indexer, "_all_titles", {}):
+            indexer._all_titles[pagename] = [(plain_tex(t), i) for t, i in indexer._all_titles[pagename]]
+
+    builder.index_page = index_page
+
+
 def _theme_defaults(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
     config.html_context = context
+    if not config.html_search_scorer:  # chapters above API objects whose names merely contain the query
+        config.html_search_scorer = str(STATIC_DIR / SEARCH_SCORER)
+    static = list(config.html_static_path or [])
+    if str(STATIC_DIR) not in static:
+        config.html_static_path = static + [str(STATIC_DIR)]
 
 
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
     app.connect("autodoc-process-docstring", _box_refs)
     app.connect("builder-inited", _singlehtml_handlers)
+    app.connect("builder-inited", _plain_search_titles)
     app.set_html_assets_policy("always")
     app.add_post_transform(DocLinkMath)
+    app.add_css_file(STYLESHEET)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _page_css)
+    app.add_config_value("attnrank_book_pdf", "", "html")
+    app.add_config_value("attnrank_version", "", "html")
+    app.connect("html-page-context", _version_footer)
+    app.connect("html-page-context", _book_pdf_button, priority=600)  # after sphinx-book-theme's (501)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,6 +14,11 @@ Checks, on every HTML page of the site built by the ``built_site`` fixture (quic
   default, the whole page with ``ATTNRANK_SCREENSHOTS=full`` (24 s more for the 23 pages, so
   not in ``make test``; use it when you change how a page looks).
 
+A phone test opens every page at a 390 CSS-pixel viewport (a phone, emulated through the
+DevTools protocol: headless Chromium's windows are at least 500 px wide) and checks that no page
+scrolls sideways (document width <= viewport width); a screenshot of each first screen goes to
+``.test-build/screenshots/phone__*.png``.
+
 A further test checks that chapter 6's layer-by-head heatmaps are shown at least
 ``HEATMAP_MIN_WIDTH`` CSS pixels wide; with the figure's own limits (at most 8.5 inches wide,
 no text below 10 pt, checked in ``tests/calibration/test_calibration.py``) that puts every label and
@@ -317,6 +322,75 @@ def test_every_page_in_chromium(site_html, site_url):
     assert all(p.is_file() and p.stat().st_size > 10_000 for p in shots)
 
 
+#: a phone's viewport (CSS pixels), as in the issue that found pages scrolling sideways
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
+# the document's width against the viewport, and the widest elements of the article that poke out
+_PAGE_WIDTH_JS = r"""
+const vw = document.documentElement.clientWidth;
+const sw = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
+const out = [...document.querySelectorAll('.bd-article *')]
+  .filter(e => e.getBoundingClientRect().right > vw + 1 && e.getBoundingClientRect().left < vw)
+  .slice(0, 3).map(e => e.tagName.toLowerCase() + '.' + e.className + ': ' + (e.innerText || '').slice(0, 60));
+return {viewport: vw, document: sw, out: out};
+"""
+
+
+def _phone(drv) -> None:
+    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                        {"width": PHONE_WIDTH, "height": PHONE_HEIGHT, "deviceScaleFactor": 2, "mobile": True})
+
+
+def test_every_page_fits_a_phone_screen(site_html, site_url):
+    """Issue 25: on a 390 px phone the API pages were 698-776 px wide, rerun.html 400, prf-prf.html 445."""
+    pages = site_pages(site_html)
+    assert any(p.startswith("book/api/") for p in pages) and "prf-prf.html" in pages, pages
+    drv = _driver()
+    wide = {}
+    try:
+        _phone(drv)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for page in pages:
+            _open(drv, f"{site_url}/{page}")
+            state = drv.execute_script(_PAGE_WIDTH_JS)
+            assert state["viewport"] == PHONE_WIDTH, state  # the emulation holds
+            if state["document"] > state["viewport"]:
+                wide[page] = state
+            drv.save_screenshot(str(SHOTS / ("phone__" + page.replace("/", "__").removesuffix(".html") + ".png")))
+    finally:
+        _quit(drv)
+    assert not wide, "pages wider than a phone's 390 px:\n" + "\n".join(
+        f"  {p}: {v['document']} px; {v['out']}" for p, v in wide.items())
+
+
+_IMG_TAG = re.compile(r"<img\b[^>]*>")
+
+
+def _shown_width(tag: str) -> float | None:
+    m = re.search(r'\bwidth="(\d+(?:\.\d+)?)(?:px)?"', tag) or re.search(r"width:\s*(\d+(?:\.\d+)?)px", tag)
+    return float(m.group(1)) if m else None
+
+
+def test_chapter_figures_are_saved_at_twice_their_shown_size(site_html):
+    """Issue 25: figures at 2x resolution. Each PNG figure of a chapter page has twice the pixels of
+    the width it is shown at (the page gives that width from the output's metadata)."""
+    import struct
+
+    checked, low = 0, []
+    for page in sorted((site_html / "notebooks").glob("*.html")):
+        for tag in _IMG_TAG.findall(page.read_text()):
+            src = re.search(r'src="([^"]+\.png)"', tag)
+            if src is None or "_images/" not in src.group(1):
+                continue
+            png = (page.parent / src.group(1)).read_bytes()
+            pixels = struct.unpack(">I", png[16:20])[0]
+            shown = _shown_width(tag)
+            checked += 1
+            if shown is None or pixels < 1.9 * shown:
+                low.append(f"{page.name}: {src.group(1)} {pixels} px shown at {shown}")
+    assert checked >= 10, checked
+    assert not low, "figures below 2x resolution:\n" + "\n".join(low)
+
+
 def test_chapter6_heatmaps_are_legible(site_html, site_url):
     """The layer x head heatmaps are shown wide enough for their 10 pt text to be >= 10 px."""
     page = "notebooks/06_bert_calibration.html"
@@ -338,21 +412,34 @@ def test_chapter6_heatmaps_are_legible(site_html, site_url):
     assert all(i["natural"] >= 0.9 * i["shown"] for i in imgs), imgs
 
 
+def _search(drv, site_url: str, query: str) -> list[dict]:
+    drv.get(f"{site_url}/search.html?q={query}")
+    deadline, hits = time.time() + 30, []
+    while time.time() < deadline and not hits:
+        time.sleep(0.3)
+        hits = drv.execute_script(
+            "return [...document.querySelectorAll('#search-results li')].map(li => "
+            "({href: li.querySelector('a').getAttribute('href'), text: li.querySelector('a').innerText}))")
+    return hits
+
+
 def test_search_finds_pages(site_html, site_url):
-    """The site's own full-text search (searchindex.js, no server) returns chapter pages."""
+    """The site's own full-text search (searchindex.js, no server) returns chapter pages; for "rank"
+    the chapters come before API objects whose names contain the word, and no result title shows
+    raw TeX (issue 25: "the \\((d-1)/2\\) law")."""
     drv = _driver()
     try:
-        drv.get(f"{site_url}/search.html?q=certificate")
-        deadline, hits = time.time() + 30, []
-        while time.time() < deadline and not hits:
-            time.sleep(0.3)
-            hits = drv.execute_script(
-                "return [...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
+        hits = _search(drv, site_url, "certificate")
+        ranked = _search(drv, site_url, "rank")
         severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
     finally:
         _quit(drv)
     assert not severe, severe
-    assert any("notebooks/01_approximation_rank" in h for h in hits), hits
+    assert any("notebooks/01_approximation_rank" in h["href"] for h in hits), hits
+    first_api = next((k for k, h in enumerate(ranked) if "book/api/" in h["href"]), len(ranked))
+    chapters = [k for k, h in enumerate(ranked) if h["href"].startswith("notebooks/")]
+    assert chapters and max(chapters) < first_api, [h["href"] for h in ranked[:15]]
+    assert not [h["text"] for h in hits + ranked if _RAW_TEX.search(h["text"])]
 
 
 def test_math_renders_with_networking_disabled(site_html, site_url):
