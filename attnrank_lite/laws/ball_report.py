@@ -44,9 +44,9 @@ def token_figure(tokens: pd.DataFrame):
     for dd, g in tokens.groupby("d"):
         ax.plot(g.beta, g.log_n_eff, "o-", ms=3, label=f"log n_eff, d = {dd}")
     bb = tokens.beta.unique()
-    ax.plot(bb, bb / 8, "k--", lw=1, label="beta / 8")
+    ax.plot(bb, bb / 8, "k--", lw=1, label=r"reference $\beta/8$")
     ax.set_xscale("log")
-    ax.set_xlabel("beta")
+    ax.set_xlabel(r"$\beta$")
     ax.set_ylabel("natural log of the token count")
     ax.legend(fontsize=8)
     return fig
@@ -73,7 +73,7 @@ def ball_figure(ball: pd.DataFrame, uniform: pd.DataFrame, d: int, spacing_facto
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (name, df) in enumerate([("Gaussian weights", ball),
                                     ("uniform multiplicities", uniform)]):
-        plot_brackets(ax, df[np.isclose(df["eps"], eps)], label=f"{name}, eps = {eps:g}",
+        plot_brackets(ax, df[np.isclose(df["eps"], eps)], label=rf"{name}, $\varepsilon$ = {eps:g}",
                       color=f"C{i}")
     b = ball[np.isclose(ball["eps"], eps)].sort_values("beta")
     first = b.iloc[0]
@@ -82,7 +82,7 @@ def ball_figure(ball: pd.DataFrame, uniform: pd.DataFrame, d: int, spacing_facto
     add_reference_slope(ax, b["beta"], (d - 1) / 2, first.beta, first.lower,
                         label=f"slope (d-1)/2 = {(d - 1) / 2:g}", color="0.7")
     ax.set_title(f"grid in the ball of radius 1/2, d = {d}, "
-                 f"spacing {spacing_factor:g}/sqrt(beta)")
+                 rf"spacing {spacing_factor:g}/$\sqrt{{\beta}}$")
     ax.legend(fontsize=8)
     return fig
 
@@ -121,7 +121,7 @@ def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: fl
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (name, g) in enumerate(both[np.isclose(both["eps"], eps)].groupby("geometry")):
         plot_brackets(ax, g, label=name, color=f"C{i + 2}")
-    ax.set_title(f"d = 2, eps = {eps:g}: one radial degree more")
+    ax.set_title(rf"d = 2, $\varepsilon$ = {eps:g}: one radial degree more")
     ax.legend(fontsize=8)
     b0 = ball[np.isclose(ball["eps"], eps)]
     c0 = circ[np.isclose(circ["eps"], eps)]

@@ -197,11 +197,11 @@ def n_sweep(beta: float, ns, eps_values):
         raise AssertionError("a bracket of the n-sweep does not verify")
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (eps, g) in enumerate(table.groupby("eps")):
-        plot_brackets(ax, g, x="n_points", label=f"eps = {eps:g}", color=f"C{i}")
+        plot_brackets(ax, g, x="n_points", label=rf"$\varepsilon$ = {eps:g}", color=f"C{i}")
     ax.plot(ns, ns, "k-", lw=0.8, label="rank = n")
     ax.set_xticks(list(ns), [str(v) for v in ns])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.set_title(f"circle, beta = {beta:g}: saturation at n")
+    ax.set_title(rf"circle, $\beta$ = {beta:g}: saturation at n")
     ax.legend(fontsize=8)
     return table, fig
 
@@ -215,7 +215,7 @@ def configuration_figure(configs: pd.DataFrame, eps: float):
     by_kind = configs[np.isclose(configs["eps"], eps)].groupby("configuration", sort=False)
     for i, (kind, g) in enumerate(by_kind):
         plot_brackets(ax, g, label=f"{kind} (n = {g['n'].iloc[0]})", color=f"C{i}")
-    ax.set_title(f"d = 3, eps = {eps:g}: configurations")
+    ax.set_title(rf"d = 3, $\varepsilon$ = {eps:g}: configurations")
     ax.legend(fontsize=8)
     return fig
 
@@ -242,7 +242,7 @@ def spectrum_check(n: int, beta: float, tol: float = 1e-4):
                           "funk_hecke": pred[:k]})
     fig, ax = plt.subplots(figsize=(6, 3.5))
     plot_spectrum_comparison(ax, sv, pred, k)
-    ax.set_title(f"Fibonacci sphere, n = {n}, beta = {beta:g}")
+    ax.set_title(rf"Fibonacci sphere, n = {n}, $\beta$ = {beta:g}")
     ax.legend(fontsize=8)
     return table, fig, float(np.max(np.abs(sv[:k] / pred[:k] - 1)))
 
@@ -277,7 +277,7 @@ def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
         ax.loglog(g.beta, g.harmonic_count, "o-", ms=3, label=f"d = {d}")
         add_reference_slope(ax, g.beta, (d - 1) / 2, g.beta.iloc[-1], g.harmonic_count.iloc[-1],
                             label=f"slope {(d - 1) / 2:g}", color=f"C{d - 2}")
-    ax.set_xlabel("beta")
-    ax.set_ylabel(f"harmonics with ratio >= {tol:g}")
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(f"harmonics with ratio ≥ {tol:g}")
     ax.legend(fontsize=8)
     return table, fig

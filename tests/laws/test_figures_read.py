@@ -139,3 +139,14 @@ def test_heatmaps_have_a_colour_scale_per_panel():
     ticks = [list(cb_ax.get_yticks()) for cb_ax in fig.axes if not cb_ax.get_title() and cb_ax.get_images() == []]
     assert [0.0] in ticks  # its colour bar names the one value, no invented range
     plt.close(fig)
+
+
+def test_chapter_2_and_3_report_figures_read():
+    """The figures of chapters 2 and 3 drawn by their report modules (laws/sphere_report.py,
+    laws/ball_report.py) follow the same rules: symbols as symbols, reference lines labelled."""
+    from attnrank_lite.laws import ball_report, sphere_report
+    from attnrank_lite.laws.ball_law import token_count_table
+
+    _, fig = sphere_report.heuristic_table(1e-3, betas=[4.0, 16.0, 64.0])
+    _check(fig)
+    _check(ball_report.token_figure(token_count_table([2, 3], [8.0, 16.0, 32.0], 1.0)))
