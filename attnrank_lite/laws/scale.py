@@ -81,9 +81,11 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
     """Estimated peak bytes of :func:`sweep_task`, and what they hold
-    (:func:`attnrank_lite.laws.sweeps.point_task_memory`); the row's certificate is written
-    and checked on the dense ``n x n`` matrix, at every ``n``."""
-    return point_task_memory(n, d, beta, max(int(n), VERIFY_DENSE_LIMIT))
+    (:func:`attnrank_lite.laws.sweeps.point_task_memory`), plus four dense ``n x n`` float64
+    arrays at every ``n``: the row's certificate is written and checked on the dense matrix
+    (:func:`attnrank_lite.laws.row_certificates.certificate_blob`) while the basis is held."""
+    need, what = point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
+    return need + 8.0 * 4 * n * n, f"{what} and the certificate's dense {n:,} x {n:,} matrix"
 
 
 def task_cost(d, n, beta, eps, points, seed) -> float:

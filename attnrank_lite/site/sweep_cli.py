@@ -141,10 +141,12 @@ def cmd_sweep(args) -> int:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
         args.where = f"while reading {args.report}"
-        status = refuse_unverified(args.report)
+        rechecked: list[str] = []
+        status = refuse_unverified(args.report, log=rechecked.append)
         if status:
             return status
         store_report(args.report, args.figure)
+        print(*rechecked, sep="\n")
         return 0
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")

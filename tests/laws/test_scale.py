@@ -170,8 +170,10 @@ def test_task_memory_grows_with_beta_and_d():
     a, _ = scale.task_memory(4, 20000, 8.0, 0.1, "well-spread", 0)
     b, what = scale.task_memory(4, 20000, 64.0, 0.1, "well-spread", 0)
     assert 0 < a < b and "20,000" in what
-    # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048))
-    assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048))
+    # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048)), and
+    # the row's certificate, written and checked on the dense matrix (4 arrays of 20,000 x 20,000)
+    assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048) + 8 * 4 * 20000 ** 2)
+    assert "certificate's dense 20,000 x 20,000" in what
 
 
 def test_sweeps_check_each_task_against_the_smallest_worker(monkeypatch):
