@@ -234,3 +234,21 @@ def test_the_committed_paper_store_was_computed_by_this_code():
     assert len(rows) == 40 and rows["verified"].all()
     assert set(rows["code_hash"]) == {law_store.code_hash()}, (
         f"recompute the store: move it away and run `{runs.iloc[-1].command}`")
+
+
+def test_the_committed_paper_store_keeps_certificates_that_verify():
+    """Every row of chapter 7's store is stored with its certificate (issue 26); the two cheapest
+    rows are rechecked here (``sweep --verify STORE`` rechecks all, chapter 7 a sample). A store
+    written before rows kept certificates fails with what to do, not a traceback."""
+    from attnrank_lite.laws import law_store
+    from attnrank_lite.laws.row_certificates import recheck_rows
+    from attnrank_lite.site.chapters import get_chapter
+    from attnrank_lite.site.paths import REPO
+
+    store = REPO / get_chapter("ch07").defaults()["store"]
+    rows, runs = law_store.read_certified_store(store), law_store.read_runs(store)
+    missing = int(sum(b is None for b in rows["certificate"]))
+    assert missing == 0, (f"the store keeps no certificate for {missing} of its {len(rows)} rows (written "
+                          f"before rows kept them): move it away and run `{runs.iloc[-1].command}`")
+    res = recheck_rows(rows.sort_values(["d", "beta", "eps"]).head(2))
+    assert res["ok"].all(), list(res["line"])
