@@ -210,7 +210,10 @@ def verify_store(store, log=print, err=None) -> int:
     results = recheck_rows(rows, on_row=lambda label, v: None if v.ok else err(f"error: {label}: {v.line}"))
     failed = int((~results["ok"]).sum())
     missing = int((results["blob_bytes"] == 0).sum())
-    note = "" if law_store.has_certificates(store) else " (the store keeps no certificates: rerun its command)"
+    runs = law_store.read_runs(store)
+    command = f" `{runs.iloc[-1].command}`" if len(runs) else ""
+    note = ("" if law_store.has_certificates(store)
+            else f" (the store keeps no certificates: rerun its command{command})")
     log(f"{store}: {len(results) - failed} of {len(results)} rows verified from their certificates, {failed} "
         f"failed ({missing} without a certificate){note}, {time.perf_counter() - t0:.1f} s; certificates "
         f"{int(results['blob_bytes'].sum()):,} bytes")
@@ -228,12 +231,12 @@ def refuse_unverified(store, log=print, err=None) -> int:
 
     err = err or (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        rows, _, _ = scale_report.stored_rows(store)
+        rows, run, _ = scale_report.stored_rows(store)
     except ValueError as exc:  # no rows: the report names it
         raise ParameterError(f"parameter '--report': {exc}") from None
     check = scale_report.recheck_stored(store, rows, prefix="report")
     if not check["has_certificates"]:
-        err(f"error: {store}: refused: {check['line']}")
+        err(f"error: {store}: refused: {check['line']} (`{run['command']}`)")
         return NOT_VERIFIED
     for line in check["failures"]:
         err(f"error: {line}")
