@@ -183,3 +183,16 @@ def test_a_row_and_its_certificate_are_committed_together(store):
     assert con.execute("SELECT COUNT(*) FROM certificates WHERE d = 5").fetchone()[0] == 0
     assert con.execute("SELECT COUNT(*) FROM rows WHERE d = 5").fetchone()[0] == 0
     con.close()
+
+
+def test_chapter_7_estimates_its_recheck_from_the_store(store, tmp_path):
+    from attnrank_lite.site.chapters import ch07, get_chapter
+
+    spec = get_chapter("ch07")
+    v = {**spec.defaults(), "store": str(store)}  # an absolute path stays itself under REPO /
+    assert ch07._stored_rows_to_recheck(v) == (3, 150)
+    assert ch07._stored_rows_to_recheck({**v, "recheck_sample": None}) == (4, 150)
+    assert any("3 stored rows rechecked from their certificates" in t.what for t in spec.runtime(v))
+    old = tmp_path / "old.sqlite"
+    law_store.open_store(old).close()
+    assert ch07._stored_rows_to_recheck({**v, "store": str(old)}) == (0, 0)
