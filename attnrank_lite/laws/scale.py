@@ -11,7 +11,9 @@ matrix; the same families as :func:`attnrank_lite.laws.sweeps.point_sweep` with 
 
 :func:`run_sweep` runs the configurations not yet in the store
 (:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
-each task's row as it finishes. :func:`law_table` fits, per ``(d, eps)``, the log-log slope of
+each task's row as it finishes, with its certificate
+(:mod:`attnrank_lite.laws.row_certificates`) in the same transaction. :func:`law_table` fits,
+per ``(d, eps)``, the log-log slope of
 each bracket end against ``beta`` and judges it against the law's exponent :math:`(d-1)/2`
 (``thm-spherical-law``) by the book's one rule (:mod:`attnrank_lite.laws.verdicts`), capped
 rows (:func:`capped`) left out and counted.
@@ -143,7 +145,8 @@ def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=
     """
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
-    rows = run_tasks(_uncertified_task, keys, executor, need=task_memory, cost=task_cost, desc="rows",
+    rows = run_tasks(_uncertified_task, keys, executor, cost=task_cost, desc="rows",
+                     need=lambda d, n, beta, *_: point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT),
                      label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
 
@@ -204,7 +207,8 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
     Returns
     -------
     dict
-        ``configurations``, ``skipped`` (already stored), ``computed``, ``code_hash``,
+        ``configurations``, ``skipped`` (already stored with a certificate that matches the
+        row), ``computed``, ``code_hash``,
         ``wall_s`` (of the whole run).
 
     Notes
