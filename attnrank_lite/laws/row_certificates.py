@@ -185,7 +185,7 @@ class RowVerdict:
     seconds: float
 
 
-def verify_row(row, blob) -> RowVerdict:
+def verify_row(row, blob, second=None) -> RowVerdict:
     """Recheck one stored row from its certificate blob (module docstring).
 
     Parameters
@@ -195,6 +195,11 @@ def verify_row(row, blob) -> RowVerdict:
         ``upper``).
     blob : bytes or None
         Its stored certificate (``None``: the row has none, which fails).
+    second : callable, optional
+        A second opinion on the rebuilt certificate file: ``second(path, ok)`` with ``ok`` the
+        verdict of :func:`~attnrank_lite.engine.certificate_file.verify_file`, returns ``""``
+        when it agrees, else one line that fails the row (``sweep --verify --independent``
+        passes the independent checker this way; the laws never import it).
 
     Returns
     -------
@@ -232,9 +237,13 @@ def verify_row(row, blob) -> RowVerdict:
                             f"d = {int(row['d'])}, seed = {int(row['seed'])}) differ from those the "
                             "certificate was made on (sha256)")
             return fail(f"its certificate is refused: {exc}")
+        other = second(path, verdict.ok) if second is not None else ""
+    if other:
+        return fail(other)
     if not verdict.ok:
         return RowVerdict(False, verdict.line, time.perf_counter() - t0)
-    return RowVerdict(True, verdict.line, time.perf_counter() - t0)
+    return RowVerdict(True, verdict.line + ("; second opinion agrees" if second is not None else ""),
+                      time.perf_counter() - t0)
 
 
 def row_label(row) -> str:
@@ -243,7 +252,7 @@ def row_label(row) -> str:
             f"{row['points']} seed={int(row['seed'])} [{int(row['lower'])}, {int(row['upper'])}]")
 
 
-def recheck_rows(rows: pd.DataFrame, on_row=None) -> pd.DataFrame:
+def recheck_rows(rows: pd.DataFrame, on_row=None, second=None) -> pd.DataFrame:
     """:func:`verify_row` for every row of ``rows`` (a column ``certificate`` holds the blobs,
     :func:`attnrank_lite.laws.law_store.read_certified_store`).
 
@@ -252,6 +261,8 @@ def recheck_rows(rows: pd.DataFrame, on_row=None) -> pd.DataFrame:
     rows : pandas.DataFrame
     on_row : callable, optional
         ``on_row(label, verdict)`` after each row (e.g. to print failures as they come).
+    second : callable, optional
+        Passed to :func:`verify_row`.
 
     Returns
     -------
@@ -262,7 +273,7 @@ def recheck_rows(rows: pd.DataFrame, on_row=None) -> pd.DataFrame:
     out = []
     for _, r in rows.iterrows():
         blob = r.get("certificate")
-        v = verify_row(r, blob)
+        v = verify_row(r, blob, second)
         label = row_label(r)
         if on_row is not None:
             on_row(label, v)

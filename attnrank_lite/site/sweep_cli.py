@@ -15,7 +15,9 @@ recomputes a stored row whose certificate is missing or disagrees with it. ``--r
 rechecks the rows it shows from their certificates and refuses (exit 11) when one fails.
 Recheck every stored row (one line per failing row, a summary; exit 11 on any failure)::
 
-    python -m attnrank_lite sweep --verify laws.sqlite
+    python -m attnrank_lite sweep --verify laws.sqlite [--independent]
+
+(``--independent``: each row also by :mod:`attnrank_lite.checker`, which must agree.)
 
 Without ``--workers`` and ``--scheduler`` the environment variable ``ATTNRANK_SCHEDULER``
 names the scheduler; when it is unset too, the rows are computed in this process.
@@ -59,6 +61,8 @@ def add_parser(sub, common) -> None:
     p.add_argument("--figure", metavar="FILE", help="figure path of --report (default: FILE_laws.png)")
     p.add_argument("--verify", metavar="FILE",
                    help="recheck every stored row from its stored certificate (exit 11 if any fails)")
+    p.add_argument("--independent", action="store_true",
+                   help="with --verify: also recheck each row with the independent checker; they must agree")
 
 
 def _numbers(name: str, texts, kind):
@@ -136,7 +140,9 @@ def cmd_sweep(args) -> int:
         if args.store or args.d or args.report:
             raise ParameterError("parameter '--verify' is used alone; not with --store, --d or --report")
         args.where = f"while rechecking {args.verify}"
-        return verify_store(args.verify)
+        return verify_store(args.verify, independent=args.independent)
+    if args.independent:
+        raise ParameterError("parameter '--independent' goes with --verify")
     if args.report:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
@@ -188,8 +194,12 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def verify_store(store, log=print, err=None) -> int:
+def verify_store(store, log=print, err=None, independent: bool = False) -> int:
     """``sweep --verify STORE``: recheck every stored row (all code hashes) from its certificate.
+
+    ``independent``: each row's rebuilt certificate file is also checked by
+    :mod:`attnrank_lite.checker`, and a row on which the two disagree (or that the checker
+    refuses) fails.
 
     One line per failing row on standard error (``error: d=3 n=200 beta=8 eps=0.25 well-spread
     seed=0 [1, 1]: not verified: ...``; a row without a certificate fails), then one summary
@@ -207,14 +217,16 @@ def verify_store(store, log=print, err=None) -> int:
     if rows.empty:
         raise ParameterError(f"parameter '--verify': the store {store} holds no rows")
     t0 = time.perf_counter()
-    results = recheck_rows(rows, on_row=lambda label, v: None if v.ok else err(f"error: {label}: {v.line}"))
+    results = recheck_rows(rows, on_row=lambda label, v: None if v.ok else err(f"error: {label}: {v.line}"),
+                           second=_independent_opinion if independent else None)
     failed = int((~results["ok"]).sum())
     missing = int((results["blob_bytes"] == 0).sum())
     runs = law_store.read_runs(store)
     command = f" `{runs.iloc[-1].command}`" if len(runs) else ""
     note = ("" if law_store.has_certificates(store)
             else f" (the store keeps no certificates: rerun its command{command})")
-    log(f"{store}: {len(results) - failed} of {len(results)} rows verified from their certificates, {failed} "
+    also = " (and by the independent checker)" if independent else ""
+    log(f"{store}: {len(results) - failed} of {len(results)} rows verified from their certificates{also}, {failed} "
         f"failed ({missing} without a certificate){note}, {time.perf_counter() - t0:.1f} s; certificates "
         f"{int(results['blob_bytes'].sum()):,} bytes")
     return NOT_VERIFIED if failed else 0
@@ -246,3 +258,18 @@ def refuse_unverified(store, log=print, err=None) -> int:
         return NOT_VERIFIED
     log(check["line"])
     return 0
+
+
+def _independent_opinion(path, ok: bool) -> str:
+    """``""`` when :func:`attnrank_lite.checker.check_file` agrees with ``verify``'s verdict
+    ``ok`` on the file at ``path``, else one line saying how they differ."""
+    from ..checker import check_file
+
+    try:
+        report = check_file(path)
+    except ValueError as exc:
+        return f"refused by the independent checker: {exc}"
+    if report.ok != ok:
+        return (f"the independent checker disagrees with verify (verify: {'verified' if ok else 'not verified'}, "
+                f"checker: {'verified' if report.ok else report.line})")
+    return ""

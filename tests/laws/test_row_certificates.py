@@ -196,3 +196,23 @@ def test_chapter_7_estimates_its_recheck_from_the_store(store, tmp_path):
     old = tmp_path / "old.sqlite"
     law_store.open_store(old).close()
     assert ch07._stored_rows_to_recheck({**v, "store": str(old)}) == (0, 0)
+
+
+def test_independent_checker_agrees_on_every_row_and_a_disagreement_fails(store, capsys, monkeypatch):
+    capsys.readouterr()
+    assert cli.main(["sweep", "--verify", str(store), "--independent"]) == 0
+    assert "4 of 4 rows verified from their certificates (and by the independent checker)" in capsys.readouterr().out
+    _sql(store, "UPDATE rows SET lower = 1, upper = 1 WHERE d = 3 AND beta = 8.0")
+    assert cli.main(["sweep", "--verify", str(store), "--independent"]) == 11
+    assert capsys.readouterr().err.count("\n") == 1
+    # a checker that says the opposite of verify fails every row, naming the disagreement
+    import attnrank_lite.checker as checker
+
+    class Report:
+        ok, line = False, "checked: nothing"
+
+    monkeypatch.setattr(checker, "check_file", lambda path: Report())
+    assert cli.main(["sweep", "--verify", str(store), "--independent"]) == 11
+    err = capsys.readouterr().err
+    assert err.count("the independent checker disagrees with verify (verify: verified, checker: checked") == 3
+    assert cli.main(["sweep", "--report", str(store), "--independent"]) == 2
