@@ -31,7 +31,8 @@ import pandas as pd
 from .code_identity import code_identity
 
 __all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_store", "stored_keys",
-           "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs"]
+           "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs",
+           "insert_certified_rows", "has_certificates", "read_certified_store", "stored_rows_with_blobs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
@@ -176,8 +177,12 @@ def _owner_alive(owner: str) -> bool:
         return False
 
 
-def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str) -> tuple[list, int]:
-    """Claim the configurations of ``keys`` that are neither stored nor claimed by a running sweep.
+def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str,
+               done: set | None = None) -> tuple[list, int]:
+    """Claim the configurations of ``keys`` that are neither done nor claimed by a running sweep.
+
+    ``done``: the keys to leave alone (default: every key stored under ``code``; a sweep passes
+    the rows stored with a certificate that matches them, so that the others are recomputed).
 
     In one write transaction (``BEGIN IMMEDIATE``: sweeps claim one after another): claims of
     sweeps that no longer run are dropped, then every key not stored under ``code`` and not
@@ -201,7 +206,8 @@ def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str
         stale = {o for o in set(held.values()) if not _owner_alive(o)}
         con.executemany("DELETE FROM claims WHERE owner = ?", [(o,) for o in stale])
         busy = {k for k, o in held.items() if o not in stale}
-        done = stored_keys(con, code)
+        if done is None:
+            done = stored_keys(con, code)
         mine = [k for k in keys if k not in done and k not in busy]
         con.executemany(f"INSERT INTO claims ({', '.join(KEY)}, code_hash, owner, claimed_utc) "
                         f"VALUES ({', '.join('?' * (len(KEY) + 3))})", [(*k, code, owner, now) for k in mine])
@@ -310,3 +316,74 @@ def read_store(path, code: str | None = None) -> pd.DataFrame:
     df = _read(path, q, (code,) if code else None)
     df["verified"] = df["verified"].astype(bool)
     return df.sort_values(list(KEY)).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------ certificates beside the rows
+
+#: the ``certificates`` table: one blob per row, keyed like the rows (:mod:`.row_certificates`)
+_CERTIFICATE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS certificates (
+    d INTEGER NOT NULL, n INTEGER NOT NULL, beta REAL NOT NULL, eps REAL NOT NULL,
+    points TEXT NOT NULL, seed INTEGER NOT NULL, code_hash TEXT NOT NULL, blob BLOB NOT NULL,
+    UNIQUE (d, n, beta, eps, points, seed, code_hash)
+)
+"""
+
+
+def insert_certified_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
+    """Commit ``rows`` and their certificates in one transaction, with the removal of their
+    claims (:func:`claim_rows`): all of them or none.
+
+    Parameters
+    ----------
+    con : sqlite3.Connection
+        From :func:`open_store`.
+    rows : list of dict
+        As for :func:`insert_rows`, each with ``certificate`` (bytes,
+        :func:`attnrank_lite.laws.row_certificates.certificate_blob`) too.
+    code : str
+        The code hash the rows are stored under.
+    """
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
+    blobs = [tuple(r[c] for c in KEY) + (code, sqlite3.Binary(bytes(r["certificate"]))) for r in rows]
+    con.execute(_CERTIFICATE_SCHEMA)
+    with con:  # one transaction: the rows and their certificates, or nothing
+        con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
+        con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
+                        f"VALUES ({', '.join('?' * (len(KEY) + 2))})", blobs)
+        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
+                        [b[:-1] for b in blobs])
+
+
+def has_certificates(path) -> bool:
+    """Whether the store at ``path`` has a ``certificates`` table (stores written before it do not)."""
+    q = "SELECT COUNT(*) AS k FROM sqlite_master WHERE type = 'table' AND name = 'certificates'"
+    return bool(_read(path, q)["k"].iloc[0])
+
+
+def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
+    """:func:`read_store` with the column ``certificate``: each row's blob (bytes), ``None``
+    where the row has none (or the store has no ``certificates`` table)."""
+    if not has_certificates(path):
+        return read_store(path, code).assign(certificate=None)
+    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
+    q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}, c.blob AS certificate FROM rows r "
+         f"LEFT JOIN certificates c ON {on}" + (" WHERE r.code_hash = ?" if code else ""))
+    df = _read(path, q, (code,) if code else None)
+    df["verified"] = df["verified"].astype(bool)
+    df["certificate"] = [None if b is None or (isinstance(b, float) and b != b) else bytes(b)
+                         for b in df["certificate"]]
+    return df.sort_values(list(KEY)).reset_index(drop=True)
+
+
+def stored_rows_with_blobs(con: sqlite3.Connection, code: str) -> list[dict]:
+    """Rows stored under ``code`` on an open store, each with its ``certificate`` (or ``None``)."""
+    con.execute(_CERTIFICATE_SCHEMA)
+    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
+    cols = (*KEY, "n_points", "lower", "upper")
+    cur = con.execute(f"SELECT {', '.join('r.' + c for c in cols)}, c.blob FROM rows r "
+                      f"LEFT JOIN certificates c ON {on} WHERE r.code_hash = ?", (code,))
+    return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])}
+            for rec in cur]

@@ -11,7 +11,9 @@ matrix; the same families as :func:`attnrank_lite.laws.sweeps.point_sweep` with 
 
 :func:`run_sweep` runs the configurations not yet in the store
 (:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
-each task's row as it finishes. :func:`law_table` fits, per ``(d, eps)``, the log-log slope of
+each task's row as it finishes, with its certificate
+(:mod:`attnrank_lite.laws.row_certificates`) in the same transaction. :func:`law_table` fits,
+per ``(d, eps)``, the log-log slope of
 each bracket end against ``beta`` and judges it against the law's exponent :math:`(d-1)/2`
 (``thm-spherical-law``) by the book's one rule (:mod:`attnrank_lite.laws.verdicts`), capped
 rows (:func:`capped`) left out and counted.
@@ -29,7 +31,7 @@ import pandas as pd
 from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
-from .geometry import random_sphere, well_spread_sphere
+from .row_certificates import certificate_blob, point_set
 from .spectra import harmonic_count
 from .sweeps import _point_task, point_task_memory
 from .verdicts import SLOPE_COLUMNS, capped_rows, judge_slope
@@ -82,8 +84,11 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
     """Estimated peak bytes of :func:`sweep_task`, and what they hold
-    (:func:`attnrank_lite.laws.sweeps.point_task_memory`)."""
-    return point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
+    (:func:`attnrank_lite.laws.sweeps.point_task_memory`), plus four dense ``n x n`` float64
+    arrays at every ``n``: the row's certificate is written and checked on the dense matrix
+    (:func:`attnrank_lite.laws.row_certificates.certificate_blob`) while the basis is held."""
+    need, what = point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
+    return need + 8.0 * 4 * n * n, f"{what} and the certificate's dense {n:,} x {n:,} matrix"
 
 
 def task_cost(d, n, beta, eps, points, seed) -> float:
@@ -95,7 +100,7 @@ def task_cost(d, n, beta, eps, points, seed) -> float:
 
 @lru_cache(maxsize=2)
 def _points(points: str, n: int, d: int, seed: int) -> np.ndarray:
-    X = well_spread_sphere(n, d, seed=seed) if points == "well-spread" else random_sphere(n, d, seed=seed)
+    X = point_set(points, n, d, seed)
     X.setflags(write=False)
     return X
 
@@ -108,18 +113,23 @@ def _basis(points: str, n: int, d: int, seed: int):
     return HarmonicBasis(_points(points, n, d, seed))
 
 
-def sweep_task(d, n, beta, eps, points, seed) -> dict:
+def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
     """The stored row of one configuration (a task: points rebuilt from ``points`` and ``seed``).
 
     Runs with one BLAS thread. ``wall_s`` and ``cpu_s`` are this task's wall-clock and
-    thread CPU seconds, point set included (built once per process and reused).
+    thread CPU seconds, point set included (built once per process and reused), certificate
+    included. ``certify``: the row also holds ``certificate``, its certificate blob
+    (:func:`attnrank_lite.laws.row_certificates.certificate_blob`, checked on the dense matrix
+    before it is written).
     """
     t0, c0 = time.perf_counter(), time.thread_time()
     with single_threaded():
         X = _points(points, n, d, seed)
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
-                           VERIFY_DENSE_LIMIT, "auto", {})
-    return {"d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,
+                           VERIFY_DENSE_LIMIT, "auto", {}, keep_brackets=certify)
+        blob = certificate_blob(row["bracket"], X, float(beta)) if certify else None
+    return {**({"certificate": blob} if certify else {}),
+            "d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,
             "seed": int(seed), "n_points": int(row["n"]), "lower": int(row["lower"]),
             "upper": int(row["upper"]), "lower_kind": row["lower_kind"],
             "upper_source": row["upper_source"],
@@ -136,14 +146,51 @@ def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=
     """
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
-    rows = run_tasks(sweep_task, keys, executor, need=task_memory, cost=task_cost, desc="rows",
+    rows = run_tasks(_uncertified_task, keys, executor, cost=task_cost, desc="rows",
+                     need=lambda d, n, beta, *_: point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT),
                      label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
 
 
+def _uncertified_task(d, n, beta, eps, points, seed) -> dict:
+    """:func:`sweep_task` without the certificate (rows that are not stored)."""
+    return sweep_task(d, n, beta, eps, points, seed, certify=False)
+
+
+def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
+    """Configurations stored under ``code`` whose certificate blob is present and agrees with
+    the row (:func:`attnrank_lite.laws.row_certificates.claims_match`: instance, eps and claimed
+    ends; no arithmetic), and, for the others, why not (key -> reason)."""
+    from ..engine.certificate_io import CertificateFileError
+    from .row_certificates import blob_header, claims_match
+
+    good, bad = set(), {}
+    for r in law_store.stored_rows_with_blobs(con, code):
+        key = (int(r["d"]), int(r["n"]), float(r["beta"]), float(r["eps"]), str(r["points"]), int(r["seed"]))
+        if r["certificate"] is None:
+            bad[key] = "no stored certificate"
+            continue
+        try:
+            why = claims_match(r, blob_header(r["certificate"]))
+        except CertificateFileError as exc:
+            why = str(exc)
+        if why:
+            bad[key] = why
+        else:
+            good.add(key)
+    return good, bad
+
+
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
               limit=None, log=print, command: str = "", executor_name: str | None = None) -> dict:
-    """Compute and commit every configuration not yet stored under this code.
+    """Compute and commit every configuration not yet stored under this code with its certificate.
+
+    A stored row counts as done only when its certificate blob is present and agrees with the
+    row (:func:`certified_keys`); the others (a row edited after it was written, a blob swapped
+    from another row, a store written before certificates were kept) are recomputed and
+    replaced, row and certificate in one transaction
+    (:func:`attnrank_lite.laws.law_store.insert_certified_rows`). The full arithmetic recheck is
+    ``sweep --verify`` (:func:`attnrank_lite.laws.row_certificates.verify_row`).
 
     Parameters
     ----------
@@ -161,8 +208,9 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
     Returns
     -------
     dict
-        ``configurations``, ``skipped`` (already stored), ``elsewhere`` (being computed by
-        another sweep on this store), ``computed``, ``code_hash``, ``wall_s`` (of the whole run).
+        ``configurations``, ``skipped`` (already stored with a certificate that matches the
+        row), ``elsewhere`` (being computed by another sweep on this store), ``computed``,
+        ``code_hash``, ``wall_s`` (of the whole run).
 
     Raises
     ------
@@ -195,17 +243,20 @@ def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, execut
                 executor_name) -> dict:
     """:func:`run_sweep`'s work on the open store ``con``."""
     keys = configurations(ds, n, betas, eps_values, points, seed)
+    done, bad = certified_keys(con, code)
     owner = law_store.claim_owner()
-    todo, elsewhere = law_store.claim_rows(con, keys, code, owner)
+    todo, elsewhere = law_store.claim_rows(con, keys, code, owner, done=done)
     skipped = len(keys) - len(todo) - elsewhere
+    redo = [k for k in todo if k in bad]
     where = executor_name or ("this process" if executor is None else type(executor).__name__)
     log(f"{len(keys)} configurations: {skipped} already stored under code {code}, "
         + (f"{elsewhere} being computed by another sweep on this store, " if elsewhere else "")
-        + f"{len(todo)} to compute on {where} -> {store}")
+        + f"{len(todo)} to compute on {where} -> {store}"
+        + (f" ({len(redo)} stored without a certificate that matches the row: recomputed)" if redo else ""))
     t0, started = time.perf_counter(), time.time()
     try:
         run_tasks(sweep_task, todo, executor, need=task_memory, cost=task_cost, limit=limit,
-                  on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
+                  on_done=lambda i, row: law_store.insert_certified_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     finally:
         try:

@@ -20,7 +20,8 @@ from .plots import add_reference_slope, eps_colors, plot_brackets
 from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
 __all__ = ["sweep_command", "verdict_text", "one_plus_slope", "with_caps", "capped_text", "width_table", "width_text",
-           "law_scale_figure", "law_report", "live_report", "stored_rows", "stored_report", "report_lines"]
+           "law_scale_figure", "law_report", "live_report", "stored_rows", "stored_report", "report_lines",
+           "recheck_stored"]
 
 
 def _num(x) -> str:
@@ -244,8 +245,9 @@ def report_lines(report: dict, name) -> list[str]:
     return [
         f"store {Path(name)}: {s['rows']} rows under code {code}"
         f"{' (this code)' if code == now else f' (this code is {now})'}; d {s['d']}, n {s['n']}, "
-        f"beta {s['beta']}, eps {s['eps']}, points {s['points']}, seed {s['seed']}; all verified: "
-        f"{s['all_verified']}; task seconds: wall {s['task_wall_s']:.0f}, CPU {s['task_cpu_s']:.0f}",
+        f"beta {s['beta']}, eps {s['eps']}, points {s['points']}, seed {s['seed']}; verified column "
+        f"as stored (sweep --verify rechecks): {s['all_verified']}; task seconds: "
+        f"wall {s['task_wall_s']:.0f}, CPU {s['task_cpu_s']:.0f}",
         *([f"  (other code hashes in the store, not shown: {', '.join(report['other_codes'])})"]
           if report.get("other_codes") else []),
         f"command: {report['command']}",
@@ -256,3 +258,62 @@ def report_lines(report: dict, name) -> list[str]:
         report["width"].to_string(float_format=lambda x: f"{x:.2f}"),
         WIDTH_SENTENCE,
     ]
+
+
+def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0,
+                   prefix: str = "paper") -> dict:
+    """Recheck stored rows from their certificates (:mod:`attnrank_lite.laws.row_certificates`)
+    instead of trusting their ``verified`` column.
+
+    Parameters
+    ----------
+    path : path
+        The store.
+    rows : pandas.DataFrame
+        The rows to recheck (e.g. :func:`stored_rows`'s); their blobs are read from the store.
+    sample : int, optional
+        Recheck only this many rows, drawn without replacement (``numpy`` generator ``seed``);
+        ``None`` (or at least ``len(rows)``): every row.
+    prefix : str
+        Prefix of the glue name.
+
+    Returns
+    -------
+    dict
+        ``has_certificates`` (the store has a ``certificates`` table), ``total``, ``checked``,
+        ``passed``, ``seconds``, ``results``
+        (:func:`attnrank_lite.laws.row_certificates.recheck_rows`), ``failures`` (one line
+        per failing row), ``line`` (one sentence) and ``glue`` (``{prefix}_recheck``: that
+        sentence).
+    """
+    import time
+
+    from .row_certificates import recheck_rows
+
+    total = len(rows)
+    has = law_store.has_certificates(path)
+    if not has:
+        line = (f"the store keeps no certificates (it was written before sweep rows kept them): its {total} "
+                "rows were not rechecked; rerun its command to store them with their certificates")
+        return {"has_certificates": False, "total": total, "checked": 0, "passed": 0, "seconds": 0.0,
+                "results": None, "failures": [], "line": line, "glue": {f"{prefix}_recheck": line}}
+    blobs = law_store.read_certified_store(path)
+    key = [*law_store.KEY, "code_hash"]
+    shown = rows.reset_index(drop=True)
+    if sample is not None and sample < total:
+        pick = np.sort(np.random.default_rng(seed).choice(total, size=int(sample), replace=False))
+        shown = shown.iloc[pick].reset_index(drop=True)
+    merged = shown[[c for c in shown.columns if c != "certificate"]].merge(
+        blobs[[*key, "certificate"]], on=key, how="left")
+    t0 = time.perf_counter()
+    results = recheck_rows(merged)
+    seconds = time.perf_counter() - t0
+    checked, passed = len(results), int(results["ok"].sum())
+    what = (f"all {total} rows shown were" if checked == total
+            else f"a sample of {checked} of the {total} rows shown (seed {seed}) was")
+    line = (f"{what} rechecked from their stored certificates (both sides, and the claimed ends equal to "
+            f"the row's): {passed} of {checked} passed, in {seconds:.1f} s")
+    failures = [f"{r.row}: {r.line}" for r in results.itertuples() if not r.ok]
+    return {"has_certificates": True, "total": total, "checked": checked, "passed": passed,
+            "seconds": seconds, "results": results, "failures": failures, "line": line,
+            "glue": {f"{prefix}_recheck": line}}

@@ -175,8 +175,10 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None) -> list[dict]:
-    """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None)."""
+def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None,
+                keep_brackets=False) -> list[dict]:
+    """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None);
+    ``keep_brackets``: each row also holds its :class:`RankBracket` under ``"bracket"``."""
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
@@ -189,7 +191,8 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
              "upper_source": b.upper_certificate.source,
              "degree": (b.upper_certificate.degree
                         if isinstance(b.upper_certificate, HarmonicCertificate) else None),
-             "verified": True if A is None else bool(b.verify(A, b.eps))}
+             "verified": True if A is None else bool(b.verify(A, b.eps)),
+             **({"bracket": b} if keep_brackets else {})}
             for b in bs]
 
 

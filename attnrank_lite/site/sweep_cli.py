@@ -10,6 +10,15 @@ capped rows left out, the width trend, and the log-log figure)::
 
     python -m attnrank_lite sweep --report laws.sqlite [--figure laws.png]
 
+Each row is stored with its certificate (:mod:`attnrank_lite.laws.row_certificates`); a rerun
+recomputes a stored row whose certificate is missing or disagrees with it. ``--report`` first
+rechecks the rows it shows from their certificates and refuses (exit 11) when one fails.
+Recheck every stored row (one line per failing row, a summary; exit 11 on any failure)::
+
+    python -m attnrank_lite sweep --verify laws.sqlite [--independent]
+
+(``--independent``: each row also by :mod:`attnrank_lite.checker`, which must agree.)
+
 Without ``--workers`` and ``--scheduler`` the environment variable ``ATTNRANK_SCHEDULER``
 names the scheduler; when it is unset too, the rows are computed in this process.
 """
@@ -31,7 +40,8 @@ from ..engine.parallel import (
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 
-__all__ = ["add_parser", "cmd_sweep", "store_report", "StoreFileError", "store_failure"]
+__all__ = ["add_parser", "cmd_sweep", "store_report", "StoreFileError", "store_failure", "verify_store",
+           "refuse_unverified"]
 
 
 class StoreFileError(Exception):
@@ -64,6 +74,10 @@ def add_parser(sub, common) -> None:
                    help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
     p.add_argument("--figure", metavar="FILE", help="figure path of --report (default: FILE_laws.png)")
+    p.add_argument("--verify", metavar="FILE",
+                   help="recheck every stored row from its stored certificate (exit 11 if any fails)")
+    p.add_argument("--independent", action="store_true",
+                   help="with --verify: also recheck each row with the independent checker; they must agree")
 
 
 def _numbers(name: str, texts, kind):
@@ -140,11 +154,33 @@ def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
     from ..laws import scale
 
+    if args.verify:
+        if args.store or args.d or args.report:
+            raise ParameterError("parameter '--verify' is used alone; not with --store, --d or --report")
+        args.where = f"while rechecking {args.verify}"
+        from ..laws.law_store import StoreError
+
+        try:
+            return verify_store(args.verify, independent=args.independent)
+        except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
+            raise store_failure(exc, "--verify") from None
+    if args.independent:
+        raise ParameterError("parameter '--independent' goes with --verify")
     if args.report:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
         args.where = f"while reading {args.report}"
+        rechecked: list[str] = []
+        from ..laws.law_store import StoreError
+
+        try:
+            status = refuse_unverified(args.report, log=rechecked.append)
+        except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
+            raise store_failure(exc, "--report") from None
+        if status:
+            return status
         store_report(args.report, args.figure)
+        print(*rechecked, sep="\n")
         return 0
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
@@ -195,3 +231,84 @@ def cmd_sweep(args) -> int:
     print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
           f"{time.perf_counter() - t0:.1f} s -> {args.store}")
     return 0
+
+
+def verify_store(store, log=print, err=None, independent: bool = False) -> int:
+    """``sweep --verify STORE``: recheck every stored row (all code hashes) from its certificate.
+
+    ``independent``: each row's rebuilt certificate file is also checked by
+    :mod:`attnrank_lite.checker`, and a row on which the two disagree (or that the checker
+    refuses) fails.
+
+    One line per failing row on standard error (``error: d=3 n=200 beta=8 eps=0.25 well-spread
+    seed=0 [1, 1]: not verified: ...``; a row without a certificate fails), then one summary
+    line on standard output. Returns 0 when every row passed, else
+    :data:`attnrank_lite.site.verify_cli.NOT_VERIFIED` (11).
+    """
+    import sys
+
+    from ..laws import law_store
+    from ..laws.row_certificates import recheck_rows
+    from .verify_cli import NOT_VERIFIED
+
+    err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+    rows = law_store.read_certified_store(store)
+    if rows.empty:
+        raise ParameterError(f"parameter '--verify': the store {store} holds no rows")
+    t0 = time.perf_counter()
+    results = recheck_rows(rows, on_row=lambda label, v: None if v.ok else err(f"error: {label}: {v.line}"),
+                           second=_independent_opinion if independent else None)
+    failed = int((~results["ok"]).sum())
+    missing = int((results["blob_bytes"] == 0).sum())
+    runs = law_store.read_runs(store)
+    command = f" `{runs.iloc[-1].command}`" if len(runs) else ""
+    note = ("" if law_store.has_certificates(store)
+            else f" (the store keeps no certificates: rerun its command{command})")
+    also = " (and by the independent checker)" if independent else ""
+    log(f"{store}: {len(results) - failed} of {len(results)} rows verified from their certificates{also}, {failed} "
+        f"failed ({missing} without a certificate){note}, {time.perf_counter() - t0:.1f} s; certificates "
+        f"{int(results['blob_bytes'].sum()):,} bytes")
+    return NOT_VERIFIED if failed else 0
+
+
+def refuse_unverified(store, log=print, err=None) -> int:
+    """Before ``sweep --report`` fits anything: recheck the rows it shows
+    (:func:`attnrank_lite.laws.scale_report.recheck_stored`) and refuse (one line per failing
+    row, exit 11) when a row fails or the store keeps no certificates. Returns 0 otherwise."""
+    import sys
+
+    from ..laws import scale_report
+    from .verify_cli import NOT_VERIFIED
+
+    err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        rows, run, _ = scale_report.stored_rows(store)
+    except ValueError as exc:  # no rows: the report names it
+        raise ParameterError(f"parameter '--report': {exc}") from None
+    check = scale_report.recheck_stored(store, rows, prefix="report")
+    if not check["has_certificates"]:
+        err(f"error: {store}: refused: {check['line']} (`{run['command']}`)")
+        return NOT_VERIFIED
+    for line in check["failures"]:
+        err(f"error: {line}")
+    if check["passed"] < check["checked"]:
+        err(f"error: {store}: refused: {check['checked'] - check['passed']} of {check['checked']} rows fail their "
+            "certificates; no law is fitted on them (sweep --verify lists every failing row)")
+        return NOT_VERIFIED
+    log(check["line"])
+    return 0
+
+
+def _independent_opinion(path, ok: bool) -> str:
+    """``""`` when :func:`attnrank_lite.checker.check_file` agrees with ``verify``'s verdict
+    ``ok`` on the file at ``path``, else one line saying how they differ."""
+    from ..checker import check_file
+
+    try:
+        report = check_file(path)
+    except ValueError as exc:
+        return f"refused by the independent checker: {exc}"
+    if report.ok != ok:
+        return (f"the independent checker disagrees with verify (verify: {'verified' if ok else 'not verified'}, "
+                f"checker: {'verified' if report.ok else report.line})")
+    return ""

@@ -170,8 +170,10 @@ def test_task_memory_grows_with_beta_and_d():
     a, _ = scale.task_memory(4, 20000, 8.0, 0.1, "well-spread", 0)
     b, what = scale.task_memory(4, 20000, 64.0, 0.1, "well-spread", 0)
     assert 0 < a < b and "20,000" in what
-    # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048))
-    assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048))
+    # chapter 2's estimate for n = 20,000, beta = 64 (3 copies of 20,000 x (6,289 + 2,048)), and
+    # the row's certificate, written and checked on the dense matrix (4 arrays of 20,000 x 20,000)
+    assert b == pytest.approx(8 * 3 * 20000 * (12 * 65 ** 1.5 + 2048) + 8 * 4 * 20000 ** 2)
+    assert "certificate's dense 20,000 x 20,000" in what
 
 
 def test_sweeps_check_each_task_against_the_smallest_worker(monkeypatch):
@@ -232,3 +234,21 @@ def test_the_committed_paper_store_was_computed_by_this_code():
     assert len(rows) == 40 and rows["verified"].all()
     assert set(rows["code_hash"]) == {law_store.code_hash()}, (
         f"recompute the store: move it away and run `{runs.iloc[-1].command}`")
+
+
+def test_the_committed_paper_store_keeps_certificates_that_verify():
+    """Every row of chapter 7's store is stored with its certificate (issue 26); the two cheapest
+    rows are rechecked here (``sweep --verify STORE`` rechecks all, chapter 7 a sample). A store
+    written before rows kept certificates fails with what to do, not a traceback."""
+    from attnrank_lite.laws import law_store
+    from attnrank_lite.laws.row_certificates import recheck_rows
+    from attnrank_lite.site.chapters import get_chapter
+    from attnrank_lite.site.paths import REPO
+
+    store = REPO / get_chapter("ch07").defaults()["store"]
+    rows, runs = law_store.read_certified_store(store), law_store.read_runs(store)
+    missing = int(sum(b is None for b in rows["certificate"]))
+    assert missing == 0, (f"the store keeps no certificate for {missing} of its {len(rows)} rows (written "
+                          f"before rows kept them): move it away and run `{runs.iloc[-1].command}`")
+    res = recheck_rows(rows.sort_values(["d", "beta", "eps"]).head(2))
+    assert res["ok"].all(), list(res["line"])

@@ -34,6 +34,34 @@ def _runtime(v):
                  _work([2, 3, 4, 5], 1000, [2.0, 4.0, 8.0, 16.0], [0.25]), "n",
                  f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
     yield RuntimeTerm(0.5, "store", "reading the stored sweep, its law tables and figures")
+    rows, n = _stored_rows_to_recheck(v)
+    if rows:
+        yield RuntimeTerm(RECHECK_ROW_S * rows * (n / 6000) ** 2, "recheck_sample",
+                          f"{rows} stored rows rechecked from their certificates (n = {n:,})")
+
+
+#: CPU seconds to recheck one stored row at n = 6,000 from its certificate (dense A, both sides;
+#: d = 4, beta 8 and 16, 2-core x86_64, December 2026; the time grows like n^2, and with the
+#: harmonic degree). RUNTIME_CALIBRATION was measured on a store without certificates (no
+#: recheck): measure again once the committed store is recomputed with them.
+RECHECK_ROW_S = 5.5
+
+
+def _stored_rows_to_recheck(v) -> tuple[int, int]:
+    """``(rows, largest n)`` that the page rechecks from the store's certificates: none when
+    the store keeps none (or cannot be read), else ``recheck_sample`` rows (all when ``None``)."""
+    from ...laws import law_store  # here: chapter specs load at every start
+    from ..paths import REPO
+
+    path = REPO / v["store"]
+    try:
+        if not path.is_file() or not law_store.has_certificates(path):
+            return 0, 0
+        df = law_store.read_store(path)
+    except Exception:  # an unreadable store fails in the notebook, with its own message
+        return 0, 0
+    rows = len(df) if v["recheck_sample"] is None else min(len(df), int(v["recheck_sample"]))
+    return rows, int(df["n"].max()) if len(df) else 0
 
 
 #: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
@@ -61,11 +89,14 @@ SPEC = ChapterSpec(
         Param("store", "attnrank_lite/laws/data/laws_paper.sqlite", "str",
               ("Sweep store read for the paper table (relative to the repository root, or to the "
                "installed package's folder; the default ships with the package).")),
+        Param("recheck_sample", 3, "int",
+              ("Stored rows rechecked from their certificates at build time, drawn at random "
+               "(None: every row shown)."), low=1, high=10**6, nullable=True),
     ),
     profiles={
-        "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0, 16.0]},
+        "quick": {"d_values": [2, 3, 4], "n": 400, "betas": [2.0, 4.0, 8.0, 16.0], "recheck_sample": 1},
         "paper": {"d_values": [2, 3, 4, 5, 6], "n": 3000, "betas": [2.0, 4.0, 8.0, 16.0],
-                  "eps_values": [0.1, 0.25]},
+                  "eps_values": [0.1, 0.25], "recheck_sample": None},
     },
     memory=_memory,
     runtime=_runtime,
@@ -77,6 +108,8 @@ SPEC = ChapterSpec(
                               "attnrank_lite.laws.verdicts.judge_slope",
                               "attnrank_lite.laws.scale_report.law_report",
                               "attnrank_lite.laws.law_store.read_store",
+                              "attnrank_lite.laws.row_certificates.verify_row",
+                              "attnrank_lite.laws.scale_report.recheck_stored",
                               "attnrank_lite.engine.parallel.run_tasks"],
     },
 )

@@ -1,0 +1,282 @@
+r"""The certificate of a stored sweep row: written with the row, rechecked from the store alone.
+
+A row of the stored sweep (:mod:`attnrank_lite.laws.scale`) is a certified bracket on
+:math:`\operatorname{rank}_\varepsilon(A)`, :math:`A = \mathrm{rowsoftmax}(\beta XX^\top)`, for
+the point set ``X`` that ``(points, n, d, seed)`` rebuild. Its certificate is kept beside it
+(:func:`attnrank_lite.laws.law_store.insert_certified_rows`, same transaction) as the bytes of
+a certificate file (``SPEC.md`` section 6, :mod:`attnrank_lite.engine.certificate_io`; an
+``.npz`` whose members are deflate-compressed) with a recipe instance ``Q = X``, ``K = null``,
+``beta``, **less its member** ``Q``: the points are rebuilt from the row's parameters
+(:func:`point_set`) when the row is rechecked, and the header's sha256 of ``Q`` (kept) binds the
+rebuilt points to the ones the certificate was made on. A blob therefore costs its certificate
+data only (a harmonic side is its degree, a Neumann side its index groups, an l1 side its
+float32 factors), not ``n x d`` floats.
+
+:func:`verify_row` rechecks a row from its blob: the header's instance, eps and claimed ends
+must equal the row's (``d``, ``n``, ``beta``, ``eps``, ``lower``, ``upper``); the points are
+rebuilt (one BLAS thread, as the task built them) and put back as ``Q``; the file is then
+read by the checked reader and both sides rechecked by
+:func:`attnrank_lite.engine.certificate_file.verify_file`. A row without a blob fails.
+:func:`claims_match` is the cheap part (header against row, no arithmetic), which a resumed
+sweep uses to recompute rows whose certificate is missing or disagrees with the row.
+
+The rebuilt points must be bit-identical to the task's (the sha256 check): they are on the
+machine and numpy/BLAS that computed the store; elsewhere a mismatch is reported as such
+("the points rebuilt ... differ"), never passed.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..engine.certificate_file import CertificateFileError, verify_file
+from ..engine.certificate_io import FORMAT, MAX_HEADER_BYTES, save_brackets
+from ..engine.threads import single_threaded
+from .geometry import random_sphere, well_spread_sphere
+
+__all__ = ["POINTS_MEMBER", "point_set", "certificate_blob", "blob_header", "claims_match",
+           "RowVerdict", "verify_row", "row_label", "recheck_rows"]
+
+#: the certificate-file member left out of a stored blob (the points, rebuilt from the row)
+POINTS_MEMBER = "Q"
+
+
+def point_set(points: str, n: int, d: int, seed: int) -> np.ndarray:
+    """The ``n x d`` point set of a sweep row (``"well-spread"`` or ``"random"``), unit rows."""
+    if points == "well-spread":
+        return well_spread_sphere(n, d, seed=seed)
+    if points == "random":
+        return random_sphere(n, d, seed=seed)
+    raise ValueError(f"point set {points!r} is not one of well-spread, random")
+
+
+def _strip_member(data: bytes, name: str) -> bytes:
+    """The zip ``data`` without its member ``name.npy`` (the others copied, deflated)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if info.filename != f"{name}.npy":
+                dst.writestr(info.filename, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+def _with_member(blob: bytes, name: str, arr: np.ndarray) -> bytes:
+    """The zip ``blob`` with the member ``name.npy`` (``arr`` as ``.npy``) added."""
+    npy = io.BytesIO()
+    np.lib.format.write_array(npy, np.ascontiguousarray(arr), allow_pickle=False)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as src, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if info.filename == f"{name}.npy":
+                raise CertificateFileError(f"the stored blob already holds a member {name}.npy")
+            dst.writestr(info.filename, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
+        dst.writestr(f"{name}.npy", npy.getvalue())
+    return out.getvalue()
+
+
+def certificate_blob(bracket, X: np.ndarray, beta: float) -> bytes:
+    """The stored certificate of a row: the certificate file of ``bracket`` on the recipe
+    ``Q = X``, ``beta`` (self-attention), without the member ``Q`` (module docstring).
+
+    Parameters
+    ----------
+    bracket : RankBracket
+        The row's bracket (verified again by :func:`~attnrank_lite.engine.certificate_io.save_brackets`
+        on the dense matrix before anything is written; a failure raises ``ValueError``).
+    X : ndarray, shape (n, d)
+        The row's points.
+    beta : float
+
+    Returns
+    -------
+    bytes
+        A zip (deflate) of the file's header and certificate arrays.
+    """
+    with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
+        path = save_brackets(os.path.join(tmp, "row.npz"), bracket, Q=X, beta=float(beta))
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return _strip_member(data, POINTS_MEMBER)
+
+
+def blob_header(blob: bytes) -> dict:
+    """The JSON header of a stored blob (no array read).
+
+    Raises
+    ------
+    CertificateFileError
+        One line: not a zip, no header, a header too large or not JSON, another format.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            info = zf.getinfo("header.npy")
+            if info.file_size > MAX_HEADER_BYTES + 10000:
+                raise CertificateFileError("the blob's header member is larger than the format allows")
+            with zf.open(info) as fp:
+                header = np.lib.format.read_array(fp, allow_pickle=False)
+        doc = json.loads(header.tobytes().decode("utf-8"))
+    except CertificateFileError:
+        raise
+    except KeyError:
+        raise CertificateFileError("the blob has no header member") from None
+    except Exception as exc:
+        raise CertificateFileError(f"the blob is not a readable certificate ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CertificateFileError(f"the blob is not an {FORMAT} file")
+    return doc
+
+
+def claims_match(row, header: dict) -> str:
+    """``""`` when the header's instance and single bracket are the row's, else what differs.
+
+    Compared: a recipe instance ``K = null`` whose ``Q`` (sha256 kept, member left out) has
+    shape ``(n_points, d)``, its ``beta``, ``n = m = n_points``; exactly one bracket, its
+    ``eps`` and its claimed ``lower`` and ``upper`` ends.
+    """
+    inst = header.get("instance")
+    if not isinstance(inst, dict) or inst.get("kind") != "attention" or inst.get("K") is not None:
+        return "its instance is not the self-attention recipe of a sweep row"
+    q = header.get("arrays", {}).get(inst.get("Q"), {}) if isinstance(header.get("arrays"), dict) else {}
+    n, d = int(row["n_points"]), int(row["d"])
+    if not isinstance(q, dict) or q.get("shape") != [n, d]:
+        return f"its points have shape {q.get('shape') if isinstance(q, dict) else None}, the row's {[n, d]}"
+    if inst.get("beta") != float(row["beta"]):
+        return f"it is for beta = {inst.get('beta')}, the row's is {float(row['beta']):g}"
+    if inst.get("n") != n or inst.get("m") != n:
+        return f"it is for n = {inst.get('n')}, the row's is {n}"
+    brackets = header.get("brackets")
+    if not isinstance(brackets, list) or len(brackets) != 1 or not isinstance(brackets[0], dict):
+        return "it does not hold exactly one bracket"
+    b = brackets[0]
+    if b.get("eps") != float(row["eps"]):
+        return f"it is for eps = {b.get('eps')}, the row's is {float(row['eps']):g}"
+    if (b.get("lower"), b.get("upper")) != (int(row["lower"]), int(row["upper"])):
+        return (f"it claims [{b.get('lower')}, {b.get('upper')}], the row says "
+                f"[{int(row['lower'])}, {int(row['upper'])}]")
+    return ""
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """Outcome of :func:`verify_row`.
+
+    Attributes
+    ----------
+    ok : bool
+    line : str
+        One line: ``verified: 8 <= rank_0.25(A) <= 11, n = 400, kinds neumann/harmonic`` or
+        what failed.
+    seconds : float
+        Wall-clock seconds of the recheck (points rebuilt included).
+    """
+
+    ok: bool
+    line: str
+    seconds: float
+
+
+def verify_row(row, blob, second=None) -> RowVerdict:
+    """Recheck one stored row from its certificate blob (module docstring).
+
+    Parameters
+    ----------
+    row : mapping
+        The row (``d``, ``n``, ``beta``, ``eps``, ``points``, ``seed``, ``n_points``, ``lower``,
+        ``upper``).
+    blob : bytes or None
+        Its stored certificate (``None``: the row has none, which fails).
+    second : callable, optional
+        A second opinion on the rebuilt certificate file: ``second(path, ok)`` with ``ok`` the
+        verdict of :func:`~attnrank_lite.engine.certificate_file.verify_file`, returns ``""``
+        when it agrees, else one line that fails the row (``sweep --verify --independent``
+        passes the independent checker this way; the laws never import it).
+
+    Returns
+    -------
+    RowVerdict
+    """
+    t0 = time.perf_counter()
+
+    def fail(why):
+        return RowVerdict(False, f"not verified: {why}", time.perf_counter() - t0)
+
+    if blob is None or (isinstance(blob, float) and np.isnan(blob)):
+        return fail("the row has no stored certificate")
+    try:
+        header = blob_header(bytes(blob))
+    except CertificateFileError as exc:
+        return fail(f"its certificate is refused: {exc}")
+    why = claims_match(row, header)
+    if why:
+        return fail(f"its certificate does not match the row: {why}")
+    try:
+        with single_threaded():  # as the task built them, so the bits (and sha256) agree
+            X = point_set(str(row["points"]), int(row["n_points"]), int(row["d"]), int(row["seed"]))
+        data = _with_member(bytes(blob), POINTS_MEMBER, X)
+    except (ValueError, zipfile.BadZipFile) as exc:
+        return fail(f"its certificate is refused: {exc}".replace("\n", " "))
+    with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
+        path = os.path.join(tmp, "row.npz")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        try:
+            verdict = verify_file(path)
+        except CertificateFileError as exc:
+            if f"array {POINTS_MEMBER}: sha256 mismatch" in str(exc):
+                return fail(f"the points rebuilt from (points = {row['points']}, n = {int(row['n_points'])}, "
+                            f"d = {int(row['d'])}, seed = {int(row['seed'])}) differ from those the "
+                            "certificate was made on (sha256)")
+            return fail(f"its certificate is refused: {exc}")
+        other = second(path, verdict.ok) if second is not None else ""
+    if other:
+        return fail(other)
+    if not verdict.ok:
+        return RowVerdict(False, verdict.line, time.perf_counter() - t0)
+    return RowVerdict(True, verdict.line + ("; second opinion agrees" if second is not None else ""),
+                      time.perf_counter() - t0)
+
+
+def row_label(row) -> str:
+    """``d=3 n=400 beta=4 eps=0.25 well-spread seed=0 [8, 11]``: a row named in one line."""
+    return (f"d={int(row['d'])} n={int(row['n'])} beta={float(row['beta']):g} eps={float(row['eps']):g} "
+            f"{row['points']} seed={int(row['seed'])} [{int(row['lower'])}, {int(row['upper'])}]")
+
+
+def recheck_rows(rows: pd.DataFrame, on_row=None, second=None) -> pd.DataFrame:
+    """:func:`verify_row` for every row of ``rows`` (a column ``certificate`` holds the blobs,
+    :func:`attnrank_lite.laws.law_store.read_certified_store`).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+    on_row : callable, optional
+        ``on_row(label, verdict)`` after each row (e.g. to print failures as they come).
+    second : callable, optional
+        Passed to :func:`verify_row`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per input row, in order: ``row`` (:func:`row_label`), ``ok``, ``line``,
+        ``seconds``, ``blob_bytes`` (0 without a blob).
+    """
+    out = []
+    for _, r in rows.iterrows():
+        blob = r.get("certificate")
+        v = verify_row(r, blob, second)
+        label = row_label(r)
+        if on_row is not None:
+            on_row(label, v)
+        out.append({"row": label, "ok": v.ok, "line": v.line, "seconds": v.seconds,
+                    "blob_bytes": len(blob) if isinstance(blob, (bytes, bytearray, memoryview)) else 0})
+    return pd.DataFrame(out, columns=["row", "ok", "line", "seconds", "blob_bytes"])
