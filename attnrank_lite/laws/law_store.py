@@ -19,6 +19,7 @@ or a module the computation does not import leaves the hash alone.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import sqlite3
@@ -26,6 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .code_identity import code_identity
@@ -330,6 +332,26 @@ CREATE TABLE IF NOT EXISTS certificates (
 """
 
 
+#: each point set a certified row was made on, once (``npy``: :func:`~attnrank_lite.laws.row_certificates.npy_bytes`;
+#: the rows' certificates name theirs by the sha256 of its float64 bytes)
+_POINT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS point_sets (
+    points TEXT NOT NULL, n_points INTEGER NOT NULL, d INTEGER NOT NULL, seed INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, npy BLOB NOT NULL,
+    UNIQUE (points, n_points, d, seed, sha256)
+)
+"""
+
+
+def _point_record(row: dict) -> tuple:
+    from .row_certificates import npy_array
+
+    X = npy_array(row["point_set"])
+    sha = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
+    return (str(row["points"]), int(row["n_points"]), int(row["d"]), int(row["seed"]), sha,
+            sqlite3.Binary(bytes(row["point_set"])))
+
+
 def insert_certified_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
     """Commit ``rows`` and their certificates in one transaction, with the removal of their
     claims (:func:`claim_rows`): all of them or none.
@@ -347,8 +369,12 @@ def insert_certified_rows(con: sqlite3.Connection, rows: list[dict], code: str) 
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
     blobs = [tuple(r[c] for c in KEY) + (code, sqlite3.Binary(bytes(r["certificate"]))) for r in rows]
+    points = [_point_record(r) for r in rows if r.get("point_set") is not None]
     con.execute(_CERTIFICATE_SCHEMA)
-    with con:  # one transaction: the rows and their certificates, or nothing
+    con.execute(_POINT_SCHEMA)
+    with con:  # one transaction: the rows, their certificates and points, or nothing
+        con.executemany("INSERT OR IGNORE INTO point_sets (points, n_points, d, seed, sha256, npy) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", points)
         con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
                         f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
         con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
@@ -375,7 +401,30 @@ def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
     df["verified"] = df["verified"].astype(bool)
     df["certificate"] = [None if b is None or (isinstance(b, float) and b != b) else bytes(b)
                          for b in df["certificate"]]
+    df["point_set"] = _point_sets_of(path, df)
     return df.sort_values(list(KEY)).reset_index(drop=True)
+
+
+def _point_sets_of(path, df: pd.DataFrame) -> list:
+    """For each row of ``df``, the stored point set its certificate names (``.npy`` bytes), or
+    ``None`` (no ``point_sets`` table, no certificate, or none with the certificate's sha256)."""
+    q = "SELECT COUNT(*) AS k FROM sqlite_master WHERE type = 'table' AND name = 'point_sets'"
+    if not _read(path, q)["k"].iloc[0]:
+        return [None] * len(df)
+    sets = {(str(p), int(n), int(d), int(s), str(h)): bytes(b) for p, n, d, s, h, b in
+            _read(path, "SELECT points, n_points, d, seed, sha256, npy FROM point_sets").itertuples(index=False)}
+    from ..engine.certificate_io import CertificateFileError
+    from .row_certificates import blob_header
+
+    out = []
+    for r, blob in zip(df.itertuples(index=False), df["certificate"]):
+        try:
+            head = blob_header(blob) if blob is not None else None
+            sha = head["arrays"][head["instance"]["Q"]]["sha256"] if head else None
+        except (CertificateFileError, KeyError, TypeError):
+            sha = None
+        out.append(sets.get((str(r.points), int(r.n_points), int(r.d), int(r.seed), str(sha))))
+    return out
 
 
 def stored_rows_with_blobs(con: sqlite3.Connection, code: str) -> list[dict]:

@@ -14,15 +14,16 @@ float32 factors), not ``n x d`` floats.
 
 :func:`verify_row` rechecks a row from its blob: the header's instance, eps and claimed ends
 must equal the row's (``d``, ``n``, ``beta``, ``eps``, ``lower``, ``upper``); the points are
-rebuilt (one BLAS thread, as the task built them) and put back as ``Q``; the file is then
+read from the store's ``point_sets`` table (each point set once, :func:`npy_bytes`; a store
+without it: rebuilt, one BLAS thread, as the task built them) and put back as ``Q``; the file is then
 read by the checked reader and both sides rechecked by
 :func:`attnrank_lite.engine.certificate_file.verify_file`. A row without a blob fails.
 :func:`claims_match` is the cheap part (header against row, no arithmetic), which a resumed
 sweep uses to recompute rows whose certificate is missing or disagrees with the row.
 
-The rebuilt points must be bit-identical to the task's (the sha256 check): they are on the
-machine and numpy/BLAS that computed the store; elsewhere a mismatch is reported as such
-("the points rebuilt ... differ"), never passed.
+The points are kept in the store because rebuilding them is bit-identical only on the machine
+and numpy/BLAS that computed the store (BLAS kernels differ between CPUs); either way the
+header's sha256 decides, and a mismatch is reported as such, never passed.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ from ..engine.certificate_io import FORMAT, MAX_HEADER_BYTES, save_brackets
 from ..engine.threads import single_threaded
 from .geometry import random_sphere, well_spread_sphere
 
-__all__ = ["POINTS_MEMBER", "point_set", "certificate_blob", "blob_header", "claims_match",
+__all__ = ["POINTS_MEMBER", "point_set", "npy_bytes", "npy_array", "certificate_blob", "blob_header", "claims_match",
            "RowVerdict", "verify_row", "row_label", "recheck_rows"]
 
 #: the certificate-file member left out of a stored blob (the points, rebuilt from the row)
@@ -56,6 +57,18 @@ def point_set(points: str, n: int, d: int, seed: int) -> np.ndarray:
     if points == "random":
         return random_sphere(n, d, seed=seed)
     raise ValueError(f"point set {points!r} is not one of well-spread, random")
+
+
+def npy_bytes(arr: np.ndarray) -> bytes:
+    """``arr`` as the bytes of a ``.npy`` file (no pickle)."""
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def npy_array(data: bytes) -> np.ndarray:
+    """The array of ``.npy`` bytes, read with ``allow_pickle=False`` (``ValueError`` otherwise)."""
+    return np.lib.format.read_array(io.BytesIO(bytes(data)), allow_pickle=False)
 
 
 def _strip_member(data: bytes, name: str) -> bytes:
@@ -219,9 +232,13 @@ def verify_row(row, blob, second=None) -> RowVerdict:
     why = claims_match(row, header)
     if why:
         return fail(f"its certificate does not match the row: {why}")
+    stored = row.get("point_set")
     try:
-        with single_threaded():  # as the task built them, so the bits (and sha256) agree
-            X = point_set(str(row["points"]), int(row["n_points"]), int(row["d"]), int(row["seed"]))
+        if isinstance(stored, (bytes, bytearray, memoryview)):  # the points the store keeps
+            X = npy_array(stored)
+        else:  # a store without its point sets: rebuilt as the task built them
+            with single_threaded():
+                X = point_set(str(row["points"]), int(row["n_points"]), int(row["d"]), int(row["seed"]))
         data = _with_member(bytes(blob), POINTS_MEMBER, X)
     except (ValueError, zipfile.BadZipFile) as exc:
         return fail(f"its certificate is refused: {exc}".replace("\n", " "))
@@ -233,6 +250,9 @@ def verify_row(row, blob, second=None) -> RowVerdict:
             verdict = verify_file(path)
         except CertificateFileError as exc:
             if f"array {POINTS_MEMBER}: sha256 mismatch" in str(exc):
+                if isinstance(stored, (bytes, bytearray, memoryview)):
+                    return fail("the points the store keeps for this row are not those the certificate "
+                                "was made on (sha256)")
                 return fail(f"the points rebuilt from (points = {row['points']}, n = {int(row['n_points'])}, "
                             f"d = {int(row['d'])}, seed = {int(row['seed'])}) differ from those the "
                             "certificate was made on (sha256)")

@@ -31,7 +31,7 @@ import pandas as pd
 from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
-from .row_certificates import certificate_blob, point_set
+from .row_certificates import certificate_blob, npy_bytes, point_set
 from .spectra import harmonic_count
 from .sweeps import _point_task, point_task_memory
 from .verdicts import SLOPE_COLUMNS, capped_rows, judge_slope
@@ -120,7 +120,9 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
     thread CPU seconds, point set included (built once per process and reused), certificate
     included. ``certify``: the row also holds ``certificate``, its certificate blob
     (:func:`attnrank_lite.laws.row_certificates.certificate_blob`, checked on the dense matrix
-    before it is written).
+    before it is written), and ``point_set``, the points it was made on as ``.npy`` bytes
+    (stored once per point set: a recheck reads them instead of rebuilding them, so that it
+    does not depend on rebuilding the same bits on another machine).
     """
     t0, c0 = time.perf_counter(), time.thread_time()
     with single_threaded():
@@ -128,7 +130,7 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
                            VERIFY_DENSE_LIMIT, "auto", {}, keep_brackets=certify)
         blob = certificate_blob(row["bracket"], X, float(beta)) if certify else None
-    return {**({"certificate": blob} if certify else {}),
+    return {**({"certificate": blob, "point_set": npy_bytes(X)} if certify else {}),
             "d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,
             "seed": int(seed), "n_points": int(row["n"]), "lower": int(row["lower"]),
             "upper": int(row["upper"]), "lower_kind": row["lower_kind"],

@@ -136,12 +136,33 @@ def test_a_row_without_a_certificate_fails_and_a_resumed_sweep_recomputes_it(sto
     assert _verify(store, capsys)[0] == 0
 
 
+def test_the_recheck_reads_the_stored_points_not_a_rebuild(store, monkeypatch):
+    """Another CPU's BLAS may rebuild the points with other bits: the store keeps each point set
+    once and the recheck reads it, so a rebuild one ulp away changes nothing."""
+    rows = law_store.read_certified_store(store)
+    assert rows["point_set"].map(lambda b: isinstance(b, bytes)).all()
+    con = sqlite3.connect(str(store))
+    (count,), = con.execute("SELECT COUNT(*) FROM point_sets").fetchall()
+    con.close()
+    assert count == rows[["d", "n_points"]].drop_duplicates().shape[0]  # each point set once
+    real = row_certificates.point_set
+    monkeypatch.setattr(row_certificates, "point_set", lambda *a: np.nextafter(real(*a), 2.0))  # one ulp away
+    assert row_certificates.verify_row(rows.iloc[0], rows.iloc[0]["certificate"]).ok
+
+
 def test_points_that_differ_from_the_certificates_are_named(store, monkeypatch):
     rows = law_store.read_certified_store(store)
+    X = row_certificates.npy_array(rows.iloc[0]["point_set"])
+    forged = rows.iloc[0].copy()
+    forged["point_set"] = row_certificates.npy_bytes(np.nextafter(X, 2.0))  # the stored points, one ulp away
+    v = row_certificates.verify_row(forged, forged["certificate"])
+    assert not v.ok and "the points the store keeps for this row are not those" in v.line
+    # a store without its point sets rebuilds them; rebuilt one ulp away, they are named
     real = row_certificates.point_set
-    monkeypatch.setattr(row_certificates, "point_set",
-                        lambda *a: np.nextafter(real(*a), 2.0))  # one ulp away
-    v = row_certificates.verify_row(rows.iloc[0], rows.iloc[0]["certificate"])
+    monkeypatch.setattr(row_certificates, "point_set", lambda *a: np.nextafter(real(*a), 2.0))
+    bare = rows.iloc[0].copy()
+    bare["point_set"] = None
+    v = row_certificates.verify_row(bare, bare["certificate"])
     assert not v.ok and "points rebuilt from (points = well-spread, n = 150, d = 2, seed = 0) differ" in v.line
 
 
