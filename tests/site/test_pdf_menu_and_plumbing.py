@@ -59,9 +59,9 @@ def test_plumbing_cells(source, plumbing):
                                              (["--pdf-api"], True, True), (["--pdf", "--pdf-api"], True, True)])
 def test_build_pdf_flags(monkeypatch, tmp_path, flags, pdf, api):
     """``--pdf`` prints the book without the API reference; ``--pdf-api`` keeps it (and implies --pdf)."""
-    from attnrank_lite.site import cli
+    from attnrank_lite.site import build, cli
 
     seen = {}
-    monkeypatch.setattr(cli, "build_book", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(build, "build_book", lambda **kw: seen.update(kw))
     assert cli.main(["build", "--profile", "quick", "-o", str(tmp_path / "o"), *flags]) == 0
     assert seen["pdf"] is pdf and seen["pdf_api"] is api
