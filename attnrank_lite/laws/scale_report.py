@@ -21,7 +21,7 @@ from .verdicts import WIDTH_SENTENCE, verdict_counts, width_trend
 
 __all__ = ["sweep_command", "verdict_text", "one_plus_slope", "with_caps", "capped_text", "width_table", "width_text",
            "law_scale_figure", "law_report", "live_report", "stored_rows", "stored_report", "report_lines",
-           "recheck_stored"]
+           "recheck_stored", "provenance_lines"]
 
 
 def _num(x) -> str:
@@ -258,6 +258,30 @@ def report_lines(report: dict, name) -> list[str]:
         report["width"].to_string(float_format=lambda x: f"{x:.2f}"),
         WIDTH_SENTENCE,
     ]
+
+
+def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
+    """The lines chapter 7 prints under its stored table: the recheck, the store and its command,
+    where and how long it ran, and the code hashes of the store and of this build.
+
+    Parameters
+    ----------
+    store : str or path
+        The store as the chapter's ``store`` parameter names it.
+    paper : dict
+        :func:`stored_report` of the store.
+    recheck : dict
+        :func:`recheck_stored` of its rows.
+    """
+    run, summary = paper["run"], paper["summary"]
+    return [f"rechecked: {recheck['line']}",
+            f"store: {store}",
+            f"command: {run.command}",
+            f"ran on: {run.executor}; finished {run.finished_utc}",
+            f"run wall time: {run.wall_s:.0f} s for {run.computed} rows",
+            f"task CPU seconds (sum): {summary['task_cpu_s']:.0f}",
+            f"code hash of the store: {paper['code']}",
+            f"code hash of this build: {paper['code_now']}"]
 
 
 def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0,

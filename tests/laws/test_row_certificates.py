@@ -237,3 +237,13 @@ def test_independent_checker_agrees_on_every_row_and_a_disagreement_fails(store,
     err = capsys.readouterr().err
     assert err.count("the independent checker disagrees with verify (verify: verified, checker: checked") == 3
     assert cli.main(["sweep", "--report", str(store), "--independent"]) == 2
+
+
+def test_chapter_7_prints_where_its_stored_rows_come_from(store):
+    paper = scale_report.stored_report(store, prefix="ch07_paper")
+    rows, _, _ = scale_report.stored_rows(store)
+    recheck = scale_report.recheck_stored(store, rows, sample=1, prefix="ch07_paper")
+    lines = scale_report.provenance_lines("the.sqlite", paper, recheck)
+    assert lines[0] == f"rechecked: {recheck['line']}" and lines[1] == "store: the.sqlite"
+    assert f"command: {law_store.read_runs(store).iloc[-1].command}" in lines  # the store's own runs table
+    assert lines[-1] == f"code hash of this build: {law_store.code_hash()}"
