@@ -54,7 +54,7 @@ def certificates_text(rec: dict) -> str:
             "recheck with `python -m attnrank_lite verify --independent *.npz`; "
             "see {doc}`/book/certify`)." if bundles else "")
     if omitted:
-        text += " Not published (size budget): " + "; ".join(omitted) + "."
+        text += " Certificates not published (size budget): " + "; ".join(omitted) + "."
     return text.strip()
 
 

@@ -118,10 +118,10 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
                     f"({files} files, {size / 1e6:.2f} MB; recheck with "
                     "<code>python -m attnrank_lite verify</code>)")
         else:
-            why = (f"not published: {files} files, {size / 1e6:.1f} MB, over this table's budget of "
-                   f"{BUNDLE_BUDGET_BYTES / 1e6:.1f} MB" if files else "none were written")
-            omitted.write_text(f"certificates of {name}: {why}\n")
-            cert = f"; certificates {why} (rerun the chapter to produce them)"
+            why = (f"{files} files, {size / 1e6:.1f} MB, over this table's budget of "
+                   f"{BUNDLE_BUDGET_BYTES / 1e6:.1f} MB" if files else "the sweep wrote none")
+            omitted.write_text(f"{name}: {why}\n")
+            cert = f"; certificates not published: {why} (rerun the chapter to produce them)"
     if show:
         from IPython.display import HTML, display
 
