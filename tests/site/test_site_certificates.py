@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXPECTED = [("ch01", "eps_sweep"), ("ch02", "circle_brackets"), ("ch02", "sphere_brackets"),
             ("ch02", "d4_brackets"), ("ch02", "configurations"), ("ch02", "n_sweep"),
             ("ch03", "ball_brackets"), ("ch03", "uniform_brackets"), ("ch03", "fixed_n_brackets"),
-            ("ch03", "sphere_vs_ball"), ("ch04", "r_half_law_brackets")]
+            ("ch03", "sphere_vs_ball"), ("ch04", "r_half_law_brackets"), ("ch06", "brackets_per_sequence")]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_page_note_names_bundles_and_omitted_tables():
     from attnrank_lite.site.pagenote import certificates_text, run_note
 
     rec = {"certificates": ["results/ch02/circle_brackets_certificates.zip"],
-           "certificates_omitted": ["sphere_brackets: 4 files, 8.2 MB, over this table's budget of 3.5 MB"]}
+           "certificates_omitted": ["sphere_brackets: 4 files, 8.2 MB, over this table's budget of 3.3 MB"]}
     text = certificates_text(rec)
     assert '<a href="results/ch02/circle_brackets_certificates.zip" download>' in text
     assert "verify --independent" in text and "sphere_brackets: 4 files" in text
