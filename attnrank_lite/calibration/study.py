@@ -17,7 +17,6 @@ The statistics and the verdict are in :mod:`attnrank_lite.calibration.report`.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from math import log10
 from pathlib import Path
@@ -27,7 +26,7 @@ import pandas as pd
 
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_bracket
-from ..engine.certificate_io import save_brackets
+from ..engine.certificate_io import save_brackets_in_folder
 from ..engine.parallel import run_tasks
 from ..engine.progress import progress as _terminal_progress
 from ..engine.threads import single_threaded
@@ -210,18 +209,18 @@ def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: f
 
 def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: float, tau: float,
                            r_o: int, max_degree: int, hints: dict | None = None,
-                           certificate: str | None = None) -> dict:
+                           certificate: tuple | None = None) -> dict:
     """Bracket and polynomial certificate of one sequence at one temperature, both verified.
 
-    ``certificate`` (a path): the bracket also goes to that certificate file, the queries, keys
-    and ``beta`` as its instance (:func:`attnrank_lite.engine.certificate_io.save_brackets`).
+    ``certificate`` (``(folder, stem)``): the bracket also goes to the certificate file
+    ``folder/stem.npz``, the queries, keys and ``beta`` as its instance
+    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
     """
     Q, K = qk[t]
     A = softmax_attention(Q, K, beta=beta)
     br = rank_bracket(A, eps, effort="max")  # the chapter's stored numbers: every family
     if certificate is not None:
-        os.makedirs(os.path.dirname(os.path.abspath(certificate)), exist_ok=True)
-        save_brackets(certificate, br, Q=Q, K=K, beta=beta)
+        save_brackets_in_folder(*certificate, br, Q=Q, K=K, beta=beta)
     cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree, hints)
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
@@ -262,9 +261,8 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         hints = {}  # degrees of the previous sequence: where the next degree search starts
         seq = [{"layer": layer, "head": head, "multiplier": float(mult), "sequence": int(t),
                 **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree, hints,
-                                         None if certificates is None else os.path.join(
-                                             os.fspath(certificates),
-                                             f"layer{layer}-head{head}_m{float(mult):g}_seq{int(t)}.npz"))}
+                                         None if certificates is None else (
+                                             certificates, f"layer{layer}-head{head}_m{float(mult):g}_seq{int(t)}"))}
                for t in bracket_seqs]
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]

@@ -124,13 +124,9 @@ def eps_sweep_table(A, eps_values, certificates=None, recipe=None) -> pd.DataFra
     # one factorisation for every level (rank_brackets), not one SVD per level
     brackets = rank_brackets(A, list(eps_values), effort=EFFORT)
     if certificates is not None:
-        import os
+        from .certificate_io import save_brackets_in_folder
 
-        from .certificate_io import save_brackets
-
-        os.makedirs(certificates, exist_ok=True)
-        save_brackets(os.path.join(os.fspath(certificates), "instance.npz"), brackets,
-                      **(recipe if recipe is not None else {"A": A}))
+        save_brackets_in_folder(certificates, "instance", brackets, **(recipe if recipe is not None else {"A": A}))
     for e, br in zip(eps_values, brackets):
         ft = frobenius_tail_lower_bound(A, e)
         rows.append({**br.as_dict(), "frobenius_tail": ft.rank, "frobenius_verified": ft.verify(A, e)})

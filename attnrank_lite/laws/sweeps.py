@@ -144,15 +144,15 @@ def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str |
 
     The file is :func:`attnrank_lite.engine.certificate_io.save_brackets`'s format: the instance
     as its ``recipe`` (``dict(Q=..., beta=..., K=..., log_weights=...)``, a few kilobytes) when
-    one is given, else the matrix ``A`` itself. ``folder=None`` writes nothing (returns None).
+    one is given, else the matrix ``A`` itself. ``folder=None`` writes nothing (returns None), and
+    a folder whose byte budget is spent writes nothing more
+    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
     """
     if folder is None:
         return None
-    from ..engine.certificate_io import save_brackets
+    from ..engine.certificate_io import save_brackets_in_folder
 
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(os.fspath(folder), f"{stem}.npz")
-    return save_brackets(path, list(brackets), **(recipe if recipe is not None else {"A": A}))
+    return save_brackets_in_folder(folder, stem, list(brackets), **(recipe if recipe is not None else {"A": A}))
 
 
 def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certificates=None, recipe=None,

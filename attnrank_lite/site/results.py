@@ -32,22 +32,37 @@ CERTIFICATE_DIR = ".certificates"
 
 
 def certificate_folder(name: str, results_dir: str) -> str:
-    """The folder where the sweep of table ``name`` writes its certificate files (emptied first)."""
+    """The folder where the sweep of table ``name`` writes its certificate files (emptied first).
+
+    It holds the budget (:data:`attnrank_lite.engine.certificate_io.BUDGET_FILE`): once its
+    files pass :data:`BUNDLE_BUDGET_BYTES`, the sweep writes no more (they would not be
+    published) and counts the ones left out.
+    """
+    from ..engine.certificate_io import BUDGET_FILE
+
     folder = Path(results_dir) / CERTIFICATE_DIR / name
     shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / BUDGET_FILE).write_text(f"{BUNDLE_BUDGET_BYTES}\n")
     return folder.as_posix()
 
 
-def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tuple[int, int, bool]:
+def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tuple[int, int, int, bool]:
     """Zip every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``.
 
-    Returns ``(files, bytes, written)``; the folder is removed either way. Members keep their
-    paths relative to ``folder``, sorted; the zip is written beside its final name and renamed.
+    Returns ``(files, bytes, left_out, written)``: ``left_out`` counts the instances the sweep
+    did not write once the folder's budget was spent (then nothing is bundled). The folder is
+    removed either way. Members keep their paths relative to ``folder``, sorted; the zip is
+    written beside its final name and renamed.
     """
+    from ..engine.certificate_io import SKIPPED_FILE
+
     folder, bundle = Path(folder), Path(bundle)
     files = sorted(folder.rglob("*.npz")) if folder.exists() else []
     total = sum(f.stat().st_size for f in files)
-    written = bool(files) and total <= budget
+    skipped = folder / SKIPPED_FILE
+    left_out = len(skipped.read_text().splitlines()) if skipped.exists() else 0
+    written = bool(files) and total <= budget and not left_out
     if written:
         tmp = bundle.with_name(f".{bundle.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
@@ -64,7 +79,7 @@ def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tu
             folder.parent.rmdir()  # the last table's bundle leaves no hidden folder to publish
         except OSError:
             pass
-    return len(files), total, written
+    return len(files), total, left_out, written
 
 
 def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
@@ -112,13 +127,14 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
         omitted = folder / f"{name}_certificates.omitted"
         bundle.unlink(missing_ok=True)
         omitted.unlink(missing_ok=True)
-        files, size, written = bundle_certificates(certificates, bundle, budget=BUNDLE_BUDGET_BYTES)
+        files, size, left_out, written = bundle_certificates(certificates, bundle, budget=BUNDLE_BUDGET_BYTES)
         if written:
             cert = (f'; certificates: <a href="{bundle.as_posix()}" download>{bundle.name}</a> '
                     f"({files} files, {size / 1e6:.2f} MB; recheck with "
                     "<code>python -m attnrank_lite verify</code>)")
         else:
-            why = (f"{files} files, {size / 1e6:.1f} MB, over this table's budget of "
+            more = f" and {left_out} more not written" if left_out else ""
+            why = (f"{files} files, {size / 1e6:.1f} MB{more}, over this table's budget of "
                    f"{BUNDLE_BUDGET_BYTES / 1e6:.1f} MB" if files else "the sweep wrote none")
             omitted.write_text(f"{name}: {why}\n")
             cert = (f"; certificates not published: {why} (the sweep above writes them with "

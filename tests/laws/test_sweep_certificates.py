@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -64,6 +65,14 @@ def test_save_table_bundles_and_respects_the_budget(tmp_path, monkeypatch):
     results.save_table(df, "t", str(res), show=False, certificates=folder)
     assert not (res / "t_certificates.zip").exists()
     assert (res / "t_certificates.omitted").read_text().startswith("t: 1 files, ")
+    # once the folder's budget is spent the sweep writes no more files, and says how many it left out
+    folder = results.certificate_folder("t", str(res))
+    again = sw.bracket_sweep(lambda b: sw.spherical_instance(X, b), [8.0, 16.0, 32.0], [0.25],
+                             certificates=folder, recipe=lambda b: {"Q": X, "beta": b})
+    assert len(list(Path(folder).glob("*.npz"))) == 1
+    results.save_table(again, "t", str(res), show=False, certificates=folder)
+    assert "1 files, " in (res / "t_certificates.omitted").read_text()
+    assert "and 2 more not written" in (res / "t_certificates.omitted").read_text()
 
 
 def test_certificate_stem():
