@@ -281,7 +281,7 @@ STUDY_PARAMETERS = ("layers", "heads", "multipliers", "eps", "tau", "bracket_seq
 RECOMPUTE_THRESHOLD = 1e-5
 
 
-def chapter_study(model, tokenizer, info, texts, params) -> dict:
+def chapter_study(model, tokenizer, info, texts, params, certificates=None) -> dict:
     """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's parameters.
 
     Parameters
@@ -290,11 +290,14 @@ def chapter_study(model, tokenizer, info, texts, params) -> dict:
         As for ``run_study``.
     params : object or mapping
         The validated chapter parameters (attributes or keys named in ``STUDY_PARAMETERS``).
+    certificates : str, optional
+        A folder for the certificate files of the per-sequence brackets (``run_study``).
     """
     from .study import run_study
 
     get = params.get if isinstance(params, dict) else (lambda k: getattr(params, k))
-    return run_study(model, tokenizer, info, texts, **{k: get(k) for k in STUDY_PARAMETERS})
+    return run_study(model, tokenizer, info, texts, certificates=certificates,
+                     **{k: get(k) for k in STUDY_PARAMETERS})
 
 
 def recompute_check(heads: pd.DataFrame, threshold: float = RECOMPUTE_THRESHOLD) -> dict:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_bracket
+from ..engine.certificate_io import save_brackets_in_folder
 from ..engine.parallel import run_tasks
 from ..engine.progress import progress as _terminal_progress
 from ..engine.threads import single_threaded
@@ -207,11 +208,19 @@ def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: f
 
 
 def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: float, tau: float,
-                           r_o: int, max_degree: int, hints: dict | None = None) -> dict:
-    """Bracket and polynomial certificate of one sequence at one temperature, both verified."""
+                           r_o: int, max_degree: int, hints: dict | None = None,
+                           certificate: tuple | None = None) -> dict:
+    """Bracket and polynomial certificate of one sequence at one temperature, both verified.
+
+    ``certificate`` (``(folder, stem)``): the bracket also goes to the certificate file
+    ``folder/stem.npz``, the queries, keys and ``beta`` as its instance
+    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
+    """
     Q, K = qk[t]
     A = softmax_attention(Q, K, beta=beta)
     br = rank_bracket(A, eps, effort="max")  # the chapter's stored numbers: every family
+    if certificate is not None:
+        save_brackets_in_folder(*certificate, br, Q=Q, K=K, beta=beta)
     cert, coords = _polynomial_on_truncation(geom, t, beta, eps - tau, r_o, max_degree, hints)
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
@@ -224,7 +233,7 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
 
 
 def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: float, tau: float,
-               bracket_seqs, max_degree: int = 64):
+               bracket_seqs, max_degree: int = 64, certificates: str | None = None):
     """All head–temperature rows of one head, and its per-sequence bracket rows.
 
     For each multiplier ``m`` (``beta = m / sqrt(d_head)``): the tolerance dimensions, rank
@@ -236,6 +245,8 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
     setting where some sequence has no certificate up to ``max_degree`` has ``poly_found``
     False and ``poly_degree``, ``poly_count`` and ``log10_poly_count`` all ``+inf`` (the degree
     needed exceeds ``max_degree``, so failures rank above every certificate found, in all three).
+    ``certificates`` (a folder): each sequence's bracket also goes to a certificate file
+    ``layer<l>-head<h>_m<mult>_seq<t>.npz`` there (the rows are the same).
 
     Returns
     -------
@@ -249,7 +260,9 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         r_b, r_o = tolerance_dims(geom, beta, tau)
         hints = {}  # degrees of the previous sequence: where the next degree search starts
         seq = [{"layer": layer, "head": head, "multiplier": float(mult), "sequence": int(t),
-                **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree, hints)}
+                **_sequence_certificates(geom, qk, t, beta, eps, tau, r_o, max_degree, hints,
+                                         None if certificates is None else (
+                                             certificates, f"layer{layer}-head{head}_m{float(mult):g}_seq{int(t)}"))}
                for t in bracket_seqs]
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]
@@ -293,7 +306,7 @@ def tau_curve_rows(layer: int, head: int, geom: HeadGeometry, multipliers, tau_v
 
 
 def _head_task(la, h, hidden, weights, multipliers, eps, tau, bseq, max_degree, rtol, tau_values,
-               pooled=None):
+               pooled=None, certificates=None):
     """Every table row of one head (a task): settings, sequences, ``r(tau)`` curves, head row.
 
     ``hidden`` is the layer's input states (one float32 array per sequence) and ``weights``
@@ -303,7 +316,7 @@ def _head_task(la, h, hidden, weights, multipliers, eps, tau, bseq, max_degree, 
         qk = [head_queries_keys(X, weights) for X in hidden]
         pooled = np.concatenate(hidden).astype(np.float64) if pooled is None else pooled
         geom = head_geometry(qk, weights, states=pooled, rtol=rtol)
-        r, sr = study_head(la, h, qk, geom, multipliers, eps, tau, bseq, max_degree)
+        r, sr = study_head(la, h, qk, geom, multipliers, eps, tau, bseq, max_degree, certificates)
     curves = tau_curve_rows(la, h, geom, multipliers, tau_values)
     head_row = {"layer": la, "head": h, "d_head": geom.d_head, "visible_dim": geom.visible_dim,
                 "visible_dim_calib": geom.visible_dim_calib, "lev_q": geom.lev_q,
@@ -316,7 +329,7 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
               eps: float = 0.25, tau: float = 0.1, bracket_sequences: int | None = None,
               max_tokens: int = 128, max_degree: int = 64, rtol: float = 1e-10,
               tau_values=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), progress=_terminal_progress,
-              executor=None):
+              executor=None, certificates=None):
     """The whole calibration study.
 
     Parameters
@@ -345,6 +358,9 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
         Runs one task per head (:func:`attnrank_lite.engine.parallel.run_tasks`; the layer's
         input states and the head's weights travel, everything else is rebuilt); ``None``: the
         sequential loop. The tables are the same either way.
+    certificates : str, optional
+        A folder: every bracket of the ``sequences`` table also goes to a certificate file
+        there (:func:`study_head`). The tables are the same either way.
 
     Returns
     -------
@@ -365,12 +381,13 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
         pooled = {la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
         for (la, h) in progress(pairs, desc="heads"):
             r, sr, c, hr = _head_task(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps,
-                                      tau, bseq, max_degree, rtol, tau_values, pooled=pooled[la])
+                                      tau, bseq, max_degree, rtol, tau_values, pooled=pooled[la],
+                                      certificates=certificates)
             rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
             head_rows.append(hr)
     else:  # one task per head: it rebuilds the queries, keys and pooled states from the layer input
         tasks = [(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps, tau, bseq,
-                  max_degree, rtol, tau_values) for la, h in pairs]
+                  max_degree, rtol, tau_values, None, certificates) for la, h in pairs]
         for r, sr, c, hr in run_tasks(_head_task, tasks, executor, desc="heads"):
             rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
             head_rows.append(hr)

@@ -71,6 +71,9 @@ __all__ = [
     "MAX_ARRAY_BYTES",
     "MAX_TOTAL_BYTES",
     "save_brackets",
+    "save_brackets_in_folder",
+    "BUDGET_FILE",
+    "SKIPPED_FILE",
     "read_certificate_file",
     "file_certificates",
 ]
@@ -288,6 +291,41 @@ def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weig
             os.unlink(tmp)
         raise
     return path
+
+
+#: file in a certificate folder holding its byte budget (written by whoever made the folder)
+BUDGET_FILE = ".budget"
+#: file in a certificate folder counting the instances not written once the budget was spent
+SKIPPED_FILE = ".skipped"
+
+
+def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | None:
+    """:func:`save_brackets` to ``folder/stem.npz``, unless the folder's budget is spent.
+
+    A folder may hold a file :data:`BUDGET_FILE` with a number of bytes: once the ``.npz``
+    files under the folder's root add up to more, further files are not written (their
+    brackets are not needed for the tables, which are the same either way) and each one left
+    out adds a line to :data:`SKIPPED_FILE` there, so that whoever bundles the folder can say
+    how many are missing; the budget file is looked for in ``folder`` and then in its parent.
+    Returns the path written, or None when left out.
+    """
+    folder = os.fspath(folder)
+    parent = os.path.dirname(os.path.abspath(folder))
+    # the budget is the folder's own, or its parent's (sweeps write one subfolder per family)
+    root = parent if (not os.path.exists(os.path.join(folder, BUDGET_FILE))
+                      and os.path.exists(os.path.join(parent, BUDGET_FILE))) else folder
+    budget_path = os.path.join(root, BUDGET_FILE)
+    os.makedirs(folder, exist_ok=True)
+    if os.path.exists(budget_path):
+        with open(budget_path) as fh:
+            budget = int(fh.read().strip() or 0)
+        spent = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
+                    for f in files if f.endswith(".npz"))
+        if spent > budget:
+            with open(os.path.join(root, SKIPPED_FILE), "a") as fh:
+                fh.write(f"{stem}\n")
+            return None
+    return save_brackets(os.path.join(folder, f"{stem}.npz"), brackets, **instance)
 
 
 # --------------------------------------------------------------------------------------- reading

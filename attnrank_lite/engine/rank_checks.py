@@ -106,9 +106,13 @@ def exact_case_table(n: int, blocks: int, eps: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def eps_sweep_table(A, eps_values) -> pd.DataFrame:
+def eps_sweep_table(A, eps_values, certificates=None, recipe=None) -> pd.DataFrame:
     r"""Brackets of ``A`` over ``eps_values`` with the Frobenius-tail lower bound beside them
     and the envelopes of :func:`attnrank_lite.engine.bracket_algebra.monotone_envelope`.
+
+    ``certificates`` (a folder): the brackets also go to one certificate file
+    ``instance.npz`` there (:func:`attnrank_lite.engine.certificate_io.save_brackets`; the
+    instance is ``recipe``, e.g. ``dict(Q=X, beta=beta)``, else the matrix ``A``).
 
     Returns
     -------
@@ -118,7 +122,12 @@ def eps_sweep_table(A, eps_values) -> pd.DataFrame:
     """
     rows = []
     # one factorisation for every level (rank_brackets), not one SVD per level
-    for e, br in zip(eps_values, rank_brackets(A, list(eps_values), effort=EFFORT)):
+    brackets = rank_brackets(A, list(eps_values), effort=EFFORT)
+    if certificates is not None:
+        from .certificate_io import save_brackets_in_folder
+
+        save_brackets_in_folder(certificates, "instance", brackets, **(recipe if recipe is not None else {"A": A}))
+    for e, br in zip(eps_values, brackets):
         ft = frobenius_tail_lower_bound(A, e)
         rows.append({**br.as_dict(), "frobenius_tail": ft.rank, "frobenius_verified": ft.verify(A, e)})
     return monotone_envelope(pd.DataFrame(rows))

@@ -347,19 +347,27 @@ def ball_maker(d: int, spacing_factor: float, weighted: bool = True,
     ``weighted=False``: uniform multiplicities on the same points.
 
     ``log_n_eff`` is :func:`attnrank_lite.laws.geometry.log_effective_token_count` of the
-    weights (``log n`` without weights).
+    weights (``log n`` without weights). The function's attribute ``recipe`` maps beta to the
+    instance as a recipe ``dict(Q=X, beta=beta, log_weights=lw or None)`` (for certificate files,
+    :func:`attnrank_lite.laws.sweeps.bracket_sweep`).
     """
     fixed = None if grid_beta is None else gaussian_ball(d, grid_beta,
                                                          spacing_factor=spacing_factor)[0]
 
-    def make(beta):
+    def points(beta):
         if fixed is None:
-            X, lw = gaussian_ball(d, beta, spacing_factor=spacing_factor)
-        else:
-            X = fixed
-            lw = 0.5 * float(beta) * (0.25 - (X * X).sum(axis=1))
+            return gaussian_ball(d, beta, spacing_factor=spacing_factor)
+        return fixed, 0.5 * float(beta) * (0.25 - (fixed * fixed).sum(axis=1))
+
+    def make(beta):
+        X, lw = points(beta)
         A = softmax_attention(X, X, beta, lw if weighted else None)
         log_n = log_effective_token_count(lw) if weighted else float(np.log(X.shape[0]))
         return A, {"log_n_eff": log_n}
 
+    def recipe(beta):
+        X, lw = points(beta)
+        return {"Q": X, "beta": beta, "log_weights": lw if weighted else None}
+
+    make.recipe = recipe
     return make

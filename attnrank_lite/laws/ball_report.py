@@ -52,15 +52,16 @@ def token_figure(tokens: pd.DataFrame):
     return fig
 
 
-def ball_sweeps(d: int, spacing_factor: float, betas, eps_values
+def ball_sweeps(d: int, spacing_factor: float, betas, eps_values, certificates=(None, None)
                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Brackets of the ball grid with Gaussian weights (``weights = "gaussian"``) and with
     uniform multiplicities (``"uniform"``) over ``betas``, every bracket verified
-    (``AssertionError`` otherwise)."""
+    (``AssertionError`` otherwise). ``certificates``: two folders (or None) where each sweep
+    writes one certificate file per beta (:func:`attnrank_lite.laws.sweeps.bracket_sweep`)."""
     ball = bracket_sweep(bl.ball_maker(d, spacing_factor), betas, eps_values, desc="ball",
-                         d=d, weights="gaussian")
+                         certificates=certificates[0], d=d, weights="gaussian")
     uniform = bracket_sweep(bl.ball_maker(d, spacing_factor, weighted=False), betas,
-                            eps_values, desc="uniform", d=d, weights="uniform")
+                            eps_values, desc="uniform", certificates=certificates[1], d=d, weights="uniform")
     return _verified(ball, "ball sweep"), _verified(uniform, "uniform sweep")
 
 
@@ -87,17 +88,21 @@ def ball_figure(ball: pd.DataFrame, uniform: pd.DataFrame, d: int, spacing_facto
     return fig
 
 
-def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float) -> pd.DataFrame:
+def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float, certificates=None) -> pd.DataFrame:
     """Brackets on **one** grid, the one of the largest beta, at every beta with that beta's
     Gaussian weights (``weights = "gaussian, fixed grid"``): the matrix size is the same at
-    every beta, the token count n_eff the weights stand for is not. Every bracket verified."""
+    every beta, the token count n_eff the weights stand for is not. Every bracket verified.
+    ``certificates``: a folder for one certificate file per beta."""
     fixed = bracket_sweep(bl.ball_maker(d, spacing_factor, grid_beta=max(betas)), betas, [eps],
-                          desc="fixed grid", d=d, weights="gaussian, fixed grid")
+                          desc="fixed grid", certificates=certificates, d=d, weights="gaussian, fixed grid")
     return _verified(fixed, "fixed-grid sweep")
 
 
-def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float):
+def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float, certificates=None):
     """The circle of ``circle_n`` well-spread points against the ball at the same betas.
+
+    ``certificates``: a folder for one certificate file per beta of the circle rows (the ball
+    rows are those of ``ball``, whose certificates are that table's).
 
     Returns
     -------
@@ -115,7 +120,9 @@ def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: fl
 
     Xc = sphere_configuration("well-spread", circle_n, 2)
     circ = _verified(bracket_sweep(lambda b: spherical_instance(Xc, b), betas, eps_values,
-                                   desc="circle", d=2, weights="sphere"), "circle sweep")
+                                   desc="circle", certificates=certificates,
+                                   recipe=lambda b: {"Q": Xc, "beta": b}, d=2, weights="sphere"),
+                     "circle sweep")
     both = pd.concat([ball.assign(geometry="ball (Gaussian weights)"),
                       circ.assign(geometry=f"circle, n = {circle_n}")])
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -129,13 +136,14 @@ def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: fl
     return both, fig, order, bl.loglog_crossing(b0.beta, b0.lower, c0.upper)
 
 
-def d3_sweep(betas, spacing_factor: float, eps_values
+def d3_sweep(betas, spacing_factor: float, eps_values, certificates=None
              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The ball in d = 3 with Gaussian weights, its slope table by the book's rule against 3/2
     (``can fail`` False for the upper end, tied to n as in d = 2) and its width upper/lower per
-    beta (one column per eps)."""
+    beta (one column per eps). ``certificates``: a folder for one certificate file per beta."""
     ball = _verified(bracket_sweep(bl.ball_maker(3, spacing_factor), betas, eps_values,
-                                   desc="ball d=3", d=3, weights="gaussian"), "d = 3 sweep")
+                                   desc="ball d=3", certificates=certificates, d=3, weights="gaussian"),
+                     "d = 3 sweep")
     slopes = judged_slope_table(ball, 1.5)
     slopes["can fail"] = slopes["end"] != "upper"
     widths = width_trend(ball["beta"], ball["lower"], ball["upper"],

@@ -174,8 +174,10 @@ def lower_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame
     }
 
 
-def n_sweep(beta: float, ns, eps_values):
+def n_sweep(beta: float, ns, eps_values, certificates=None):
     r"""Brackets of ``n`` equispaced circle points at one ``beta`` for every n in ``ns``.
+
+    ``certificates`` (a folder): one certificate file per n there (the recipe: the points and beta).
 
     Returns
     -------
@@ -192,7 +194,8 @@ def n_sweep(beta: float, ns, eps_values):
     import matplotlib.pyplot as plt
 
     table = bracket_sweep(lambda n: spherical_instance(well_spread_sphere(n, 2), beta), ns,
-                          eps_values, key="n_points", desc="n-sweep", l1_limit=0)
+                          eps_values, key="n_points", desc="n-sweep", l1_limit=0, certificates=certificates,
+                          recipe=lambda n: {"Q": well_spread_sphere(n, 2), "beta": beta})
     if not table["verified"].all():
         raise AssertionError("a bracket of the n-sweep does not verify")
     fig, ax = plt.subplots(figsize=(6, 4))

@@ -5,6 +5,9 @@ re-verified on its matrix (column ``verified``).
 """
 from __future__ import annotations
 
+import os
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -126,22 +129,54 @@ def _limits(l1_limit=None, **kw) -> CostLimits:
     return CostLimits(**kw)
 
 
-def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, **info) -> list[dict]:
+def certificate_stem(**labels) -> str:
+    """A file stem naming one row group of a table, e.g. ``beta-16`` or ``configuration-random_beta-8``.
+
+    Values are written with ``:g`` (numbers) or as text; characters other than letters, digits,
+    ``.``, ``_`` and ``-`` become ``-``.
+    """
+    parts = [f"{k}-{v:g}" if isinstance(v, (float, np.floating)) else f"{k}-{v}" for k, v in labels.items()]
+    return re.sub(r"[^A-Za-z0-9._-]", "-", "_".join(parts)) or "instance"
+
+
+def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str | None:
+    """Write the brackets of one instance to ``folder/stem.npz`` (``RankBracket`` objects unchanged).
+
+    The file is :func:`attnrank_lite.engine.certificate_io.save_brackets`'s format: the instance
+    as its ``recipe`` (``dict(Q=..., beta=..., K=..., log_weights=...)``, a few kilobytes) when
+    one is given, else the matrix ``A`` itself. ``folder=None`` writes nothing (returns None), and
+    a folder whose byte budget is spent writes nothing more
+    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
+    """
+    if folder is None:
+        return None
+    from ..engine.certificate_io import save_brackets_in_folder
+
+    return save_brackets_in_folder(folder, stem, list(brackets), **(recipe if recipe is not None else {"A": A}))
+
+
+def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certificates=None, recipe=None,
+                 stem: str | None = None, **info) -> list[dict]:
     """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows.
 
     ``points`` (the queries = keys as points) adds the Neumann lower and harmonic upper
     families (:func:`attnrank_lite.engine.bracket.rank_brackets`). No timings: the same parameters give
     byte-identical tables (chapter times are in the run record; engine speed is measured in
     ``benchmarks/``). ``l1_limit`` caps the l1-fitted upper family (``n * m * upper``; 0: off).
+    ``certificates`` (a folder) also writes the brackets as one certificate file
+    ``stem.npz`` there (:func:`save_certificates`; ``recipe`` the instance's recipe, else ``A``
+    is stored); the rows are the same with or without it.
     """
+    brackets = rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit), effort=EFFORT)
+    save_certificates(certificates, stem or certificate_stem(**info), brackets, A=A, recipe=recipe)
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
              "lower_kind": b.lower_kind, "upper_source": b.upper_certificate.source,
              "verified": bool(b.verify(A, b.eps))}
-            for b in rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit), effort=EFFORT)]
+            for b in brackets]
 
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
-                executor=None, l1_limit=None, **info) -> pd.DataFrame:
+                executor=None, l1_limit=None, certificates=None, **info) -> pd.DataFrame:
     r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
     from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).
 
@@ -155,6 +190,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
     (:func:`attnrank_lite.engine.parallel.run_tasks`; each worker rebuilds the basis from ``X``);
     ``None`` is the sequential loop. The brackets are the same either way. ``l1_limit``: the
     l1-fitted family's cost limit (``n * m * upper``; None: the engine default; 0: off).
+    ``certificates`` (a folder): each beta's brackets also go to a certificate file
+    ``beta-<beta>.npz`` there, with the recipe ``(X, beta)`` as instance (the rows are the same).
 
     Returns
     -------
@@ -166,7 +203,7 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
     X = np.asarray(X, dtype=np.float64)
     basis = HarmonicBasis(X) if executor is None else None  # a worker builds its own from X
-    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info, l1_limit)
+    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info, l1_limit, certificates)
              for beta in betas]
     n, d = X.shape
     parts = run_tasks(_point_task, tasks, executor, desc=desc or "beta",
@@ -176,15 +213,17 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
 
 def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None,
-                keep_brackets=False) -> list[dict]:
+                keep_brackets=False, certificates=None) -> list[dict]:
     """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None);
-    ``keep_brackets``: each row also holds its :class:`RankBracket` under ``"bracket"``."""
+    ``keep_brackets``: each row also holds its :class:`RankBracket` under ``"bracket"``;
+    ``certificates``: a folder the brackets are also saved into as files (:func:`save_certificates`)."""
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
     basis = HarmonicBasis(X) if basis is None else basis
     limits = _limits(l1_limit, materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
     bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits, effort=EFFORT)
+    save_certificates(certificates, certificate_stem(beta=float(beta)), bs, recipe={"Q": X, "beta": beta})
     A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
     return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
              "upper": b.upper, "lower_kind": b.lower_kind,
@@ -197,7 +236,7 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
 
 
 def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
-                  executor=None, l1_limit=None, **info) -> pd.DataFrame:
+                  executor=None, l1_limit=None, certificates=None, recipe=None, **info) -> pd.DataFrame:
     """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
 
     Parameters
@@ -217,6 +256,13 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
         module-level ``make``). ``None``: the sequential loop.
     l1_limit : int, optional
         Cost limit of the l1-fitted upper family (see :func:`bracket_rows`).
+    certificates : str or os.PathLike, optional
+        A folder: each value's brackets also go to a certificate file ``<key>-<v>.npz`` there
+        (:func:`save_certificates`). The rows are the same with or without it.
+    recipe : callable, optional
+        ``recipe(v) -> dict(Q=..., beta=..., K=..., log_weights=...)``, the instance of value
+        ``v`` as a recipe for its certificate file; default ``make.recipe`` when ``make`` has
+        one (:func:`attnrank_lite.laws.ball_law.ball_maker`), else the file stores the matrix.
 
     Returns
     -------
@@ -224,18 +270,22 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
         One row per (value, eps): ``key``, info columns, n, eps, lower, upper, lower_kind,
         upper_source, verified.
     """
-    tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info) for v in values]
+    recipe = getattr(make, "recipe", None) if recipe is None else recipe
+    tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info, certificates,
+              None if recipe is None or certificates is None else recipe(v)) for v in values]
     need = None if points is None else (lambda *t: _dense_need(len(points)))
     parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need,
                       label=lambda t: f"{key}={t[1]!r}")
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _bracket_task(make, v, eps_values, points, key, l1_limit, info) -> list[dict]:
+def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None,
+                  recipe=None) -> list[dict]:
     """Rows of :func:`bracket_sweep` for one value ``v`` (a task)."""
     out = make(v)
     A, extra = (out if isinstance(out, tuple) else (out, {}))
-    return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, **{key: v}, **info, **extra)
+    return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, certificates=certificates,
+                        recipe=recipe, stem=certificate_stem(**{key: v}), **{key: v}, **info, **extra)
 
 
 def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
@@ -269,13 +319,14 @@ def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float =
 
 
 def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
-                        kinds=CONFIGURATIONS, executor=None, l1_limit=None) -> pd.DataFrame:
+                        kinds=CONFIGURATIONS, executor=None, l1_limit=None, certificates=None) -> pd.DataFrame:
     """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
 
     Every kind gets the same engine: :func:`bracket_sweep` with ``points=X`` (geometric
     certificates in the best-of next to the dense ones). With an ``executor``, one task per
     (kind, beta) rebuilds its points from ``(kind, n, d, seed)``; the rows are the same.
-    ``l1_limit``: the l1-fitted family's cost limit (:func:`bracket_rows`).
+    ``l1_limit``: the l1-fitted family's cost limit (:func:`bracket_rows`). ``certificates``
+    (a folder): one certificate file per (kind, beta) there, the recipe ``(X, beta)`` its instance.
 
     Returns
     -------
@@ -283,7 +334,8 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
         :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
     """
     if executor is not None:
-        tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit) for kind in kinds for beta in betas]
+        tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates)
+                 for kind in kinds for beta in betas]
         parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
                           need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
                           cost=lambda *t: t[4])
@@ -293,12 +345,15 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
         X = sphere_configuration(kind, n, d, seed=seed)
         parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
                                    eps_values, desc=kind, points=X, l1_limit=l1_limit,
-                                   configuration=kind))
+                                   certificates=None if certificates is None else os.path.join(certificates, kind),
+                                   recipe=lambda b, X=X: {"Q": X, "beta": b}, configuration=kind))
     return pd.concat(parts, ignore_index=True)
 
 
-def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None) -> list[dict]:
+def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None, certificates=None) -> list[dict]:
     """Rows of :func:`configuration_sweep` for one (kind, beta): the points rebuilt from the seed."""
     X = sphere_configuration(kind, n, d, seed=seed)
     return bracket_rows(spherical_instance(X, beta), eps_values, points=X, l1_limit=l1_limit,
+                        certificates=None if certificates is None else os.path.join(certificates, kind),
+                        recipe={"Q": X, "beta": beta}, stem=certificate_stem(beta=beta),
                         beta=beta, configuration=kind)

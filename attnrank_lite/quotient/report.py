@@ -9,6 +9,8 @@ show what they return.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -101,6 +103,12 @@ def _sharp(r: int, extra: int, seed: int):
     def make(beta):
         Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
         return softmax_attention(Q, K, beta, log_weights=lw)
+
+    def recipe(beta):  # the instance of a certificate file (bracket_sweep)
+        Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
+        return {"Q": Q, "K": K, "beta": beta, "log_weights": lw}
+
+    make.recipe = recipe
     return make
 
 
@@ -110,11 +118,16 @@ def _fixed_n(r: int, n: int, extra: int, seed: int):
     Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
     if ia.visible_dimension(Q @ K.T) != r:
         raise AssertionError(f"the random instance does not have visible dimension {r}")
-    return lambda beta: softmax_attention(Q, K, beta)
+
+    def make(beta):
+        return softmax_attention(Q, K, beta)
+
+    make.recipe = lambda beta: {"Q": Q, "K": K, "beta": beta}  # the instance of a certificate file
+    return make
 
 
 def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
-                  seed: int) -> pd.DataFrame:
+                  seed: int, certificates=None) -> pd.DataFrame:
     r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension.
 
     :data:`SHARP_FAMILY`: the Gaussian ball in dimension r at every beta
@@ -136,19 +149,26 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
     pandas.DataFrame
         The rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
 
+    ``certificates`` (a folder): one certificate file per row there, ``r<r>-ball/beta-<beta>.npz``
+    and ``r<r>-random/beta-<beta>.npz`` (queries, keys, beta and log-weights as the instance).
+
     Raises
     ------
     AssertionError
         If an instance does not have visible dimension r, or a bracket does not verify.
     """
+    def sub(name):
+        return None if certificates is None else os.path.join(os.fspath(certificates), name)
+
     parts = []
     for r, betas in betas_by_r.items():
         Q, K, lw = cs.sharp_hidden_instance(r, betas[0], extra, seed)
         if ia.visible_dimension(betas[0] * (Q @ K.T) + lw[None, :]) != r:
             raise AssertionError(f"the sharp instance does not have visible dimension {r}")
-        parts.append(bracket_sweep(_sharp(r, extra, seed), betas, [eps], r=r,
+        parts.append(bracket_sweep(_sharp(r, extra, seed), betas, [eps], r=r, certificates=sub(f"r{r}-ball"),
                                    family=SHARP_FAMILY, desc=f"ball r={r}"))
         parts.append(bracket_sweep(_fixed_n(r, n_random, extra, seed), betas_random, [eps],
+                                   certificates=sub(f"r{r}-random"),
                                    r=r, family=FIXED_N_FAMILY, desc=f"random r={r}"))
     law = pd.concat(parts, ignore_index=True)
     if not law["verified"].all():

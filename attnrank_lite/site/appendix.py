@@ -460,6 +460,18 @@ def render_reproducibility(summary: dict, pages: dict[str, str], extra_root: Pat
                 continue
             links.append(f"<a href=\"../{rel}\">{Path(t).name}</a>")
         out.append("Results tables (CSV): " + (", ".join(links) if links else "none") + ".")
+        bundles = []
+        for t in rec.get("certificates", []):
+            rel = f"{nbdir}/{t}"
+            if extra_root is not None and not (Path(extra_root) / rel).is_file():
+                continue
+            bundles.append(f"<a href=\"../{rel}\">{Path(t).name}</a>")
+        if bundles or rec.get("certificates_omitted"):
+            out.append("")
+            out.append("Certificates of its bracket tables (zips of `.npz` files; recheck with "
+                       "`python -m attnrank_lite verify --independent`, see {doc}`rerun`): "
+                       + (", ".join(bundles) if bundles else "none") + "."
+                       + "".join(f" Not published: {o}." for o in rec.get("certificates_omitted", [])))
         out.append("")
     return "\n".join(out)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = ["cpu_model", "machine_text", "rerun_command", "run_note", "add_run_note", "NOTE_TAG"]
+__all__ = ["cpu_model", "machine_text", "rerun_command", "certificates_text", "run_note", "add_run_note",
+           "NOTE_TAG"]
 
 #: tag of the appended markdown cell (tests find it by this tag)
 NOTE_TAG = "attnrank-run-note"
@@ -42,6 +43,21 @@ def rerun_command(key: str) -> str:
     return f"python -m attnrank_lite run {key} --profile quick"
 
 
+def certificates_text(rec: dict) -> str:
+    """The note's sentence on the page's certificate bundles (empty when the page has none)."""
+    bundles = rec.get("certificates", [])
+    omitted = rec.get("certificates_omitted", [])
+    if not bundles and not omitted:
+        return ""
+    links = ", ".join(f'<a href="{b}" download>{Path(b).name}</a>' for b in bundles)
+    text = (f"The certificates of its bracket tables, one file per instance: {links} (unzip and "
+            "recheck with `python -m attnrank_lite verify --independent *.npz`; "
+            "see {doc}`/book/certify`)." if bundles else "")
+    if omitted:
+        text += " Certificates not published (size budget): " + "; ".join(omitted) + "."
+    return text.strip()
+
+
 def run_note(rec: dict) -> str:
     """MyST markdown of the note for one run record."""
     reused = rec.get("cache") == "reused"
@@ -54,7 +70,8 @@ def run_note(rec: dict) -> str:
         f"This page is the `{rec.get('profile', '?')}` profile run of `{rec['notebook']}`: it executed in "
         f"**{rec['seconds']:.1f} s** on {machine_text(rec)}, {how}. "
         "Its parameters and tables are listed on {doc}`/book/reproducibility`. "
-        "To rerun it with the quick profile:",
+        + (certificates_text(rec) + " " if certificates_text(rec) else "")
+        + "To rerun it with the quick profile:",
         "",
         "```bash",
         rerun_command(rec["chapter"]),

@@ -1,16 +1,89 @@
-"""Results tables: every figure's numbers saved as CSV next to the executed notebook."""
+"""Results tables: every figure's numbers saved as CSV next to the executed notebook.
+
+A bracket table also gets its certificates beside it (``SPEC.md`` section 6): the sweep that
+computed it writes one certificate file per instance into :func:`certificate_folder` (a hidden
+folder of the results), and ``save_table(..., certificates=folder)`` bundles them into
+``name_certificates.zip`` next to ``name.csv`` (members stored, not recompressed: each ``.npz``
+is compressed already), links it under the table and removes the folder. A bundle larger than
+:data:`BUNDLE_BUDGET_BYTES` is not published: the page says so under the table and a one-line
+``name_certificates.omitted`` file records why. The budget: at most
+:data:`BUNDLE_BUDGET_BYTES` per table and at most :data:`SITE_BUDGET_BYTES` for the whole site
+(``tests/site/test_certificates.py`` checks both on the built site).
+"""
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
+import zipfile
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["save_table"]
+__all__ = ["save_table", "certificate_folder", "bundle_certificates", "BUNDLE_BUDGET_BYTES",
+           "SITE_BUDGET_BYTES", "CERTIFICATE_DIR"]
+
+#: largest certificate bundle one table may publish (bytes)
+BUNDLE_BUDGET_BYTES = 3_300_000
+#: largest total of every certificate bundle of the site (bytes): the site grows by at most this
+SITE_BUDGET_BYTES = 40_000_000
+#: the hidden folder of the results where sweeps write certificate files before bundling
+CERTIFICATE_DIR = ".certificates"
 
 
-def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True) -> Path:
+def certificate_folder(name: str, results_dir: str) -> str:
+    """The folder where the sweep of table ``name`` writes its certificate files (emptied first).
+
+    It holds the budget (:data:`attnrank_lite.engine.certificate_io.BUDGET_FILE`): once its
+    files pass :data:`BUNDLE_BUDGET_BYTES`, the sweep writes no more (they would not be
+    published) and counts the ones left out.
+    """
+    from ..engine.certificate_io import BUDGET_FILE
+
+    folder = Path(results_dir) / CERTIFICATE_DIR / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / BUDGET_FILE).write_text(f"{BUNDLE_BUDGET_BYTES}\n")
+    return folder.as_posix()
+
+
+def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tuple[int, int, int, bool]:
+    """Zip every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``.
+
+    Returns ``(files, bytes, left_out, written)``: ``left_out`` counts the instances the sweep
+    did not write once the folder's budget was spent (then nothing is bundled). The folder is
+    removed either way. Members keep their paths relative to ``folder``, sorted; the zip is
+    written beside its final name and renamed.
+    """
+    from ..engine.certificate_io import SKIPPED_FILE
+
+    folder, bundle = Path(folder), Path(bundle)
+    files = sorted(folder.rglob("*.npz")) if folder.exists() else []
+    total = sum(f.stat().st_size for f in files)
+    skipped = folder / SKIPPED_FILE
+    left_out = len(skipped.read_text().splitlines()) if skipped.exists() else 0
+    written = bool(files) and total <= budget and not left_out
+    if written:
+        tmp = bundle.with_name(f".{bundle.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            with zipfile.ZipFile(tmp, "x", compression=zipfile.ZIP_STORED) as zf:
+                for f in files:
+                    zf.write(f, f.relative_to(folder).as_posix())
+            os.replace(tmp, bundle)
+        finally:
+            tmp.unlink(missing_ok=True)
+        total = bundle.stat().st_size
+    shutil.rmtree(folder, ignore_errors=True)
+    if folder.parent.name == CERTIFICATE_DIR:
+        try:
+            folder.parent.rmdir()  # the last table's bundle leaves no hidden folder to publish
+        except OSError:
+            pass
+    return len(files), total, left_out, written
+
+
+def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
+               certificates=None) -> Path:
     """Write ``df`` to ``results_dir/name.csv`` atomically and (optionally) show a download link.
 
     The file is written beside its final name and renamed into place, with the permissions any
@@ -25,6 +98,10 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True)
         Folder relative to the notebook's working directory (the chapter's ``results_dir``).
     show : bool
         Display an HTML link to the file (relative, so it works in Jupyter and on the website).
+    certificates : str, optional
+        The :func:`certificate_folder` the table's sweep wrote its certificate files into:
+        bundled into ``name_certificates.zip`` (within :data:`BUNDLE_BUDGET_BYTES`, else the
+        link line says why there is no bundle and ``name_certificates.omitted`` records it).
 
     Returns
     -------
@@ -44,9 +121,27 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    cert = ""
+    if certificates is not None:
+        bundle = folder / f"{name}_certificates.zip"
+        omitted = folder / f"{name}_certificates.omitted"
+        bundle.unlink(missing_ok=True)
+        omitted.unlink(missing_ok=True)
+        files, size, left_out, written = bundle_certificates(certificates, bundle, budget=BUNDLE_BUDGET_BYTES)
+        if written:
+            cert = (f'; certificates: <a href="{bundle.as_posix()}" download>{bundle.name}</a> '
+                    f"({files} files, {size / 1e6:.2f} MB; recheck with "
+                    "<code>python -m attnrank_lite verify</code>)")
+        else:
+            more = f" and {left_out} more not written" if left_out else ""
+            why = (f"{files} files, {size / 1e6:.1f} MB{more}, over this table's budget of "
+                   f"{BUNDLE_BUDGET_BYTES / 1e6:.1f} MB" if files else "the sweep wrote none")
+            omitted.write_text(f"{name}: {why}\n")
+            cert = (f"; certificates not published: {why} (the sweep above writes them with "
+                    "<code>certificates=FOLDER</code>)")
     if show:
         from IPython.display import HTML, display
 
         display(HTML(f'<p class="attnrank-table-link">Results table: <a href="{path.as_posix()}" download>'
-                     f"{path.as_posix()}</a> ({len(df)} rows)</p>"))
+                     f"{path.as_posix()}</a> ({len(df)} rows){cert}</p>"))
     return path

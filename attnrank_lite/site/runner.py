@@ -493,6 +493,10 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "lock": lock_record(),
             "results": sorted(p.relative_to(tmp).as_posix() for p in results.rglob("*.csv"))
             if results.exists() else [],
+            "certificates": sorted(p.relative_to(tmp).as_posix() for p in results.rglob("*_certificates.zip"))
+            if results.exists() else [],
+            "certificates_omitted": sorted(p.read_text().strip() for p in results.rglob("*_certificates.omitted"))
+            if results.exists() else [],
         }
         (tmp / f"{spec.stem}.run.json").write_text(json.dumps(record, indent=2))
         outputs.replace_folder(tmp, run_dir(out, spec.key))  # notebook, record, tables: one rename

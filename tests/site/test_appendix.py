@@ -257,3 +257,20 @@ def test_every_code_path_of_the_theorem_index_links_to_a_documented_module():
         assert f".. automodule:: {module}\n" in page, (p, module)
     cell = appendix._code_cell(["attnrank_lite.point_bracket"])
     assert 'href="api/engine.html#attnrank_lite.engine.streaming.point_bracket"' in cell
+
+
+def test_reproducibility_page_links_certificate_bundles(tmp_path):
+    extra = tmp_path / "_extra"
+    (extra / "notebooks" / "results" / "ch01").mkdir(parents=True)
+    (extra / "notebooks" / "results" / "ch01" / "eps_sweep_certificates.zip").write_bytes(b"PK")
+    summary = _summary()
+    summary["chapters"][0].update(
+        certificates=["results/ch01/eps_sweep_certificates.zip", "results/ch01/gone_certificates.zip"],
+        certificates_omitted=["big: 4 files, 8.2 MB, over this table's budget of 3.3 MB"])
+    text = appendix.render_reproducibility(
+        summary, {"01_approximation_rank.ipynb": "notebooks/01_approximation_rank"}, extra_root=extra,
+        git_state="`abc`")
+    assert '<a href="../notebooks/results/ch01/eps_sweep_certificates.zip">eps_sweep_certificates.zip</a>' in text
+    assert "gone_certificates" not in text
+    assert "Not published: big: 4 files, 8.2 MB" in text
+    assert "verify --independent" in text
