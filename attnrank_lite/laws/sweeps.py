@@ -203,7 +203,7 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
     X = np.asarray(X, dtype=np.float64)
     basis = HarmonicBasis(X) if executor is None else None  # a worker builds its own from X
-    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info, l1_limit, certificates)
+    tasks = [(X, beta, tuple(eps_values), basis, verify_dense_limit, svd, info, l1_limit, False, certificates)
              for beta in betas]
     n, d = X.shape
     parts = run_tasks(_point_task, tasks, executor, desc=desc or "beta",
