@@ -169,8 +169,20 @@ class HarmonicBasis:
             return
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
-        for _ in range(2):  # classical Gram-Schmidt, twice
+        if keys is not None:
+            # short recurrence first: a parent column q of degree L-1 is orthogonal to every
+            # polynomial of degree <= L-2 on the keys, and multiplication by x_k is self-adjoint
+            # in the discrete inner product, so <x_k q, p> = <q, x_k p> = 0 for deg p <= L-3.
+            # Only the blocks of degrees L-2 and L-1 carry x_k q's projection; one classical
+            # Gram-Schmidt pass against all columns then removes what rounding left (as a second
+            # full pass would: "twice is enough", at half its cost)
+            start = self._counts[self.degree - 2] if self.degree >= 2 else 0
+            W = self._buf[:, start:k0]
+            C -= W @ (W.T @ C)
             C -= V @ (V.T @ C)
+        else:
+            for _ in range(2):  # classical Gram-Schmidt, twice
+                C -= V @ (V.T @ C)
         scale = max(float(norms.max()), 1e-300)
         Qb, diag = cholesky_qr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
         if Qb is None:
@@ -243,7 +255,10 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
     L_max = None
     while True:
         if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
-            L_max = min(L_cap, L + 1)  # one degree of headroom for the full check
+            # no headroom degree: the first candidate passes the full check in most searches,
+            # and the next degree (the largest step of the basis growth) is built only after a
+            # failure, by the retry below
+            L_max = min(L_cap, L)
         if L_max is not None and L >= L_max:
             break
         L += 1
