@@ -54,6 +54,7 @@ returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAM
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,7 @@ from .l1fit import l1_fit_rows, l1_improve
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .nested import nested_family_search
 from .neumann import farthest_point_order, neumann_search
+from .progress import progress
 from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
@@ -117,6 +119,10 @@ L1_STEPS_ESTIMATE = 30
 #: sample rows and steps of the l1 family's probe (``effort="auto"``)
 L1_PROBE_ROWS = 32
 L1_PROBE_STEPS = 100
+#: seconds before a bracket's progress bars (lower families, then upper families) are drawn:
+#: brackets that take longer show which families run (:mod:`attnrank_lite.engine.progress`:
+#: on a terminal, never in the built book)
+PROGRESS_DELAY = 2.0
 #: rows of the streamed SVD family's probe (the harmonic search's sample size)
 SVD_PROBE_ROWS = 256
 #: the probe evaluates the rotated top block every this many columns
@@ -630,20 +636,21 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
             out[i] = RankBracket(eps, _norm(plan, eps) if n * m else NormCertificate(rank=0), zero)
         else:
             need.append(i)
-    lowers = []
-    for i in need:
-        best = None
-        for family in LOWER_FAMILIES:
-            cert = family(plan, eps_list[i])
-            if cert is not None and (best is None or cert.rank > best.rank):
-                best = cert
-        lowers.append(best)
+    lowers = [None] * len(need)
+    steps = [(j, family) for j in range(len(need)) for family in LOWER_FAMILIES]
+    bar = progress(steps, desc="bracket: lower families", delay=PROGRESS_DELAY)
+    for j, family in bar:
+        _label(bar, family)
+        cert = family(plan, eps_list[need[j]])
+        if cert is not None and (lowers[j] is None or cert.rank > lowers[j].rank):
+            lowers[j] = cert
     plan.shared.pop("copy", None)  # free the temporary copy before the upper families
     uppers = [None] * len(need)
     levels = [eps_list[i] for i in need]
-    for family in (UPPER_FAMILIES if upper_families is None else upper_families):
-        if not need:
-            break
+    families = list(UPPER_FAMILIES if upper_families is None else upper_families) if need else []
+    bar = progress(families, desc="bracket: upper families", delay=PROGRESS_DELAY)
+    for family in bar:
+        _label(bar, family)
         for j, cert in enumerate(family(plan, levels, lowers, uppers)):
             if cert is not None and (uppers[j] is None or cert.rank < uppers[j].rank):
                 uppers[j] = cert
@@ -651,6 +658,14 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
         up = uppers[j] if uppers[j] is not None else identity_certificate(src.rows, n, m, src.block)
         out[i] = RankBracket(eps_list[i], lowers[j], up)
     return out
+
+
+def _label(bar, family) -> None:
+    """Name the running family on a progress bar (nothing when bars are off)."""
+    if hasattr(bar, "set_postfix_str"):  # a tqdm bar; drawn now only once its delay has passed
+        bar.set_postfix_str(getattr(family, "__name__", "family").strip("_").replace("_", " "), refresh=False)
+        if time.time() - getattr(bar, "start_t", 0.0) >= getattr(bar, "delay", 0.0):
+            bar.refresh()
 
 
 def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:

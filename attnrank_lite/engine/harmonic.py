@@ -15,8 +15,10 @@ The basis is built by *Vandermonde with Arnoldi*: on the sphere :math:`x_0^2 = 1
 x_k^2`, so the monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
 restrictions, and there are exactly :math:`N(d,\le L)` of them. Each new monomial
 :math:`x^a = x_k\,x^{a - e_k}` (``k`` the last variable of ``a``) is generated as ``x_k`` times the
-*orthonormalised* column of its parent, then orthogonalised (two Gram–Schmidt passes against
-the previous degrees, a QR within the degree). This keeps the basis well conditioned where the
+*orthonormalised* column of its parent, then orthogonalised (a Gram–Schmidt pass against the two
+previous degrees, which alone carry its projection in exact arithmetic: multiplication by
+:math:`x_k` is self-adjoint in the discrete inner product; then one pass against all previous
+degrees for what rounding left; a QR within the degree). This keeps the basis well conditioned where the
 raw monomial matrix is not. If a degree's block is numerically rank deficient (few or special
 keys), a pivoted QR keeps its independent columns only, and the following degrees use every
 product ``x_k * column``.
