@@ -55,7 +55,8 @@ returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAM
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -197,8 +198,14 @@ class Plan:
     limits : CostLimits
     effort : {"auto", "max"}
         See :data:`EFFORTS`.
-    shared : dict
-        Factorisations computed once and reused across levels.
+    mass, copy, dense_svd, tails, frobenius, frobenius_tails, order, centre_rows, family, harmonic,
+    streamed_svd
+        The work shared between levels, computed once (``None`` until then): the computed row
+        masses; a temporary dense copy (cluster-mass search, freed before the upper families);
+        the dense SVD ``(U, S, Vt)`` and its Frobenius tails; the Frobenius sample ``(rows, S)``
+        (``rows`` is ``None`` for all rows) and its tails; the Neumann search's farthest-point
+        order and centre rows; the randomized SVD family ``(V, source)``; the harmonic
+        certificates per level; the streamed SVD subspace ``(V, source)``.
     """
 
     source: RowSource
@@ -209,7 +216,17 @@ class Plan:
     seed: int
     limits: CostLimits
     effort: str = "auto"
-    shared: dict = field(default_factory=dict)
+    mass: np.ndarray | None = None
+    copy: np.ndarray | None = None
+    dense_svd: tuple | None = None
+    tails: np.ndarray | None = None
+    frobenius: tuple | None = None
+    frobenius_tails: np.ndarray | None = None
+    order: _LazyOrder | None = None
+    centre_rows: Callable | None = None
+    family: tuple | None = None
+    harmonic: list | None = None
+    streamed_svd: tuple | None = None
 
     @property
     def stored(self) -> np.ndarray | None:
@@ -220,13 +237,13 @@ class Plan:
 
 def _masses(plan: Plan, eps_max: float) -> np.ndarray:
     """Computed row masses (row 0 alone when it exceeds every level: softmax rows have mass ~1)."""
-    if "mass" not in plan.shared:
+    if plan.mass is None:
         src = plan.source
         mass = np.abs(src.rows(slice(0, 1))).sum(axis=1) if src.n else np.zeros(0)
         if src.n == 0 or float(mass[0]) * (1 - gamma(src.m + 1)) <= eps_max:
             mass = src.row_masses()
-        plan.shared["mass"] = mass
-    return plan.shared["mass"]
+        plan.mass = mass
+    return plan.mass
 
 
 def _dense_copy(plan: Plan) -> np.ndarray | None:
@@ -235,9 +252,9 @@ def _dense_copy(plan: Plan) -> np.ndarray | None:
         return plan.stored
     if plan.source.n * plan.source.m > plan.limits.materialise:
         return None
-    if "copy" not in plan.shared:
-        plan.shared["copy"] = plan.source.dense()
-    return plan.shared["copy"]
+    if plan.copy is None:
+        plan.copy = plan.source.dense()
+    return plan.copy
 
 
 def _cluster_mass(plan: Plan, eps: float):
@@ -249,23 +266,23 @@ def _frobenius(plan: Plan, eps: float):
     src, lim = plan.source, plan.limits
     if plan.method == "dense":
         A = plan.stored
-        if "svd" not in plan.shared:
-            plan.shared["svd"] = np.linalg.svd(A, full_matrices=False)
-            plan.shared["tails"] = frobenius_tail_bounds(A, svd=plan.shared["svd"])
-        return frobenius_tail_lower_bound(A, eps, tails=plan.shared["tails"])
+        if plan.dense_svd is None:
+            plan.dense_svd = np.linalg.svd(A, full_matrices=False)
+        if plan.tails is None:
+            plan.tails = frobenius_tail_bounds(A, svd=plan.dense_svd)
+        return frobenius_tail_lower_bound(A, eps, tails=plan.tails)
     if plan.stored is None and src.n * src.m > lim.frobenius:
         return None
-    if "frob_rows" not in plan.shared:
+    if plan.frobenius is None:
         rows = evenly_spaced_rows(src.n, lim.frobenius_rows)
-        plan.shared["frob_rows"] = None if rows.size == src.n else rows
-        plan.shared["frob_S"] = src.rows(rows if rows.size < src.n else slice(0, src.n))
-        plan.shared["frob_tails"] = None
-    S, rows = plan.shared["frob_S"], plan.shared["frob_rows"]
-    if plan.shared["frob_tails"] is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
+        plan.frobenius = (None if rows.size == src.n else rows,
+                          src.rows(rows if rows.size < src.n else slice(0, src.n)))
+    rows, S = plan.frobenius
+    if plan.frobenius_tails is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
         # the Frobenius mass exceeds the budget: the exact spectrum of S is needed (kept for the
         # larger eps that follow). A full SVD of S, never a randomized approximation.
-        plan.shared["frob_tails"] = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
-    cert = frobenius_tail_lower_bound(S, eps, tails=plan.shared["frob_tails"])
+        plan.frobenius_tails = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
+    cert = frobenius_tail_lower_bound(S, eps, tails=plan.frobenius_tails)
     if cert.rank:  # indices of S are rows of A
         cert = type(cert)(rank=cert.rank, rows=rows, cols=None)
     return cert
@@ -288,10 +305,10 @@ def _neumann(plan: Plan, eps: float):
     src = plan.source
     if plan.stored is not None and (plan.stored < 0).any():
         return None
-    if "order" not in plan.shared:
-        plan.shared["order"] = _LazyOrder(plan.points, min(src.n, src.m))
-        plan.shared["centre_rows"] = src.rows if plan.stored is not None else _RowCache(src)
-    return neumann_search(plan.shared["centre_rows"], src.n, src.m, eps, plan.shared["order"])
+    if plan.order is None:
+        plan.order = _LazyOrder(plan.points, min(src.n, src.m))
+        plan.centre_rows = src.rows if plan.stored is not None else _RowCache(src)
+    return neumann_search(plan.centre_rows, src.n, src.m, eps, plan.order)
 
 
 #: the Neumann search keeps the rows of its centres while they hold at most this many entries
@@ -355,22 +372,22 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
     harmonics = _harmonic(plan, eps_values, lowers) if plan.method == "randomized" else [None] * len(eps_values)
     for eps, lower, harmonic in zip(eps_values, lowers, harmonics):
         if plan.method == "dense":
-            if "svd" not in plan.shared:
-                plan.shared["svd"] = np.linalg.svd(A, full_matrices=False)
-            out.append(svd_upper_bound(A, eps, svd=plan.shared["svd"], lo=lower.rank - 1))
+            if plan.dense_svd is None:
+                plan.dense_svd = np.linalg.svd(A, full_matrices=False)
+            out.append(svd_upper_bound(A, eps, svd=plan.dense_svd, lo=lower.rank - 1))
             continue
         start = max(32, 2 * lower.rank)
         if harmonic is not None and not _svd_affordable(harmonic.rank, start, min(A.shape)):
             out.append(None)  # high rank: the harmonic family alone (no dense-SVD fallback)
             continue
         cert = None
-        family = plan.shared.get("family")
+        family = plan.family
         if family is not None:
             cert = nested_certificate(A, family[0], eps, lo=lower.rank - 1, source=family[1])
         if cert is None:
             cert, fam = randomized_family(A, eps, start=start, seed=plan.seed, lo=lower.rank - 1)
             if fam is not None:
-                plan.shared["family"] = fam
+                plan.family = fam
         out.append(cert)
     return out
 
@@ -386,7 +403,7 @@ def _svd_affordable(k: int, start: int, full: int) -> bool:
 def _harmonic(plan: Plan, eps_values, lowers) -> list:
     """Harmonic certificates (keys on the sphere) of all levels below 1, in shared passes;
     computed once per plan (the randomized SVD family reads them to size its sketch)."""
-    if "harmonic" not in plan.shared:
+    if plan.harmonic is None:
         out = [None] * len(eps_values)
         # below about 1e-14 the search target is <= 0, which no floating residual meets: the
         # degree would grow past what the keys span (duplicate keys run out first). Those levels
@@ -397,8 +414,8 @@ def _harmonic(plan: Plan, eps_values, lowers) -> list:
             found = harmonic_search(plan.source, plan.basis, [eps_values[i] for i in live], lo=lo)
             for i, c in zip(live, found):
                 out[i] = c
-        plan.shared["harmonic"] = out
-    return plan.shared["harmonic"]
+        plan.harmonic = out
+    return plan.harmonic
 
 
 def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
@@ -486,7 +503,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
     With ``effort="auto"`` it runs only where :func:`_streamed_svd_estimates` finds it worth its
     cost on some level (not on a harmonic plateau the SVD cannot beat)."""
     src = plan.source
-    if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or "family" in plan.shared)):
+    if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
     k_h = max([u.rank for u in uppers if u is not None] or [min(src.n, src.m)])
     size = min(src.n, src.m, k_h + 10)
@@ -495,7 +512,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
         return [None] * len(eps_values)
     V = randomized_range_finder(src, size, seed=plan.seed).V
     source = f"{'streamed ' if plan.stored is None else 'one-sketch '}randomized SVD (l={size})"
-    plan.shared["streamed_svd"] = (V, source)  # the l1 family fits rows in the same subspaces
+    plan.streamed_svd = (V, source)  # the l1 family fits rows in the same subspaces
     lo = max(0, min(lower.rank for lower in lowers) - 1)
     found = nested_family_search(src, V, range(1, size + 1), eps_values, lo=lo)
     return [None if f is None else
@@ -507,15 +524,16 @@ def _l1_bases(plan: Plan, hi: int) -> list:
     """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V),
     for l1 searches of ranks ``<= hi``."""
     bases = []
-    if "svd" in plan.shared:
-        bases.append((plan.shared["svd"][2].T, "dense SVD"))
-    if "family" in plan.shared:
-        bases.append(plan.shared["family"])
-    if "streamed_svd" in plan.shared:
-        bases.append(plan.shared["streamed_svd"])
+    if plan.dense_svd is not None:
+        bases.append((plan.dense_svd[2].T, "dense SVD"))
+    if plan.family is not None:
+        bases.append(plan.family)
+    if plan.streamed_svd is not None:
+        bases.append(plan.streamed_svd)
     L = _l1_harmonic_degree(plan, hi)
     if L:
-        bases.append((plan.basis.columns(L), f"harmonic degree {L}"))
+        # named by the degree that holds the certificate's k columns, not the searched range
+        bases.append((plan.basis.columns(L), lambda k: f"harmonic degree {_l1_harmonic_degree(plan, k)}"))
     return bases
 
 
@@ -526,7 +544,7 @@ def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
 
     Fixed by this task alone, never by how far a basis shared between tasks (one per process in
     a sweep) has already grown: the same task gives the same bracket and source in any process."""
-    certs = [c for c in plan.shared.get("harmonic", ()) if c is not None]
+    certs = [c for c in (plan.harmonic or ()) if c is not None]
     if plan.basis is None or not certs:
         return None
     top = max(c.degree for c in certs)
@@ -565,9 +583,6 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
             continue
         cert = l1_improve(src.rows, src.n, eps, level_bases, lo=lower.rank - 1, hi=upper.rank - 1,
                           block=_l1_block(src))
-        if cert is not None and cert.source.startswith("l1 fit in harmonic degree"):
-            # name the degree that holds the certificate's k basis columns, not the searched range
-            cert.source = f"l1 fit in harmonic degree {_l1_harmonic_degree(plan, cert.rank)}"
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
             out[j] = cert
     return out
@@ -644,7 +659,7 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
         cert = family(plan, eps_list[need[j]])
         if cert is not None and (lowers[j] is None or cert.rank > lowers[j].rank):
             lowers[j] = cert
-    plan.shared.pop("copy", None)  # free the temporary copy before the upper families
+    plan.copy = None  # free the temporary copy before the upper families
     uppers = [None] * len(need)
     levels = [eps_list[i] for i in need]
     families = list(UPPER_FAMILIES if upper_families is None else upper_families) if need else []
