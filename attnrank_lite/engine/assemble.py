@@ -47,10 +47,19 @@ The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the 
 stored matrix, the harmonic family) run under both rules. The default's cost is measured in
 ``benchmarks/bench_default_cost.py``.
 
-**Extension point.** An upper family is a function ``family(plan, eps_values, lowers, uppers)``
-returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAMILIES` (or pass
-``upper_families=`` to :func:`assemble_brackets`). Its certificates must be
-:class:`~attnrank_lite.engine.certificates.UpperCertificate` objects that verify on ``A``.
+**Extension points.** The two kinds of family have one signature each:
+
+* a lower family is ``family(plan: Plan, eps: float) -> LowerCertificate | None``: one level at a
+  time (levels in increasing order; work shared between levels goes into typed :class:`Plan`
+  fields). Append it to :data:`LOWER_FAMILIES` (or pass ``lower_families=`` to
+  :func:`assemble_brackets`);
+* an upper family is ``family(plan: Plan, eps_values, lowers, uppers) -> list`` of one
+  :class:`~attnrank_lite.engine.certificates.UpperCertificate` (or ``None``) per level, all
+  levels at once (so that passes over ``A`` are shared), seeing the lower certificates and the
+  best upper ones so far. Append it to :data:`UPPER_FAMILIES` (or pass ``upper_families=``).
+
+Every certificate must verify on ``A``; ``best_of`` keeps the largest lower and the smallest upper
+rank (ties keep the earlier family).
 """
 from __future__ import annotations
 
@@ -74,8 +83,8 @@ from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
 
 __all__ = ["AUTO_RATE", "CostLimits", "DENSE_LIMIT", "EFFORTS", "Estimate", "FORM_A_FLOPS", "FROBENIUS_LIMIT",
-           "FROBENIUS_ROWS", "L1_LIMIT", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT", "UPPER_FAMILIES",
-           "assemble_brackets", "best_of", "check_effort"]
+           "FROBENIUS_ROWS", "L1_LIMIT", "LOWER_FAMILIES", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT",
+           "UPPER_FAMILIES", "assemble_brackets", "best_of", "check_effort"]
 
 
 #: a stored matrix with ``min(n, m)`` up to this gets one dense SVD (exact spectrum for the
@@ -344,7 +353,8 @@ class _RowCache:
         return self.data[self.pos[idx]]
 
 
-#: the lower families, in order (ties keep the earlier one)
+#: the lower families, in order (ties keep the earlier one). The extension point: a new family
+#: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann)
 
 
@@ -631,10 +641,12 @@ UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_famil
 
 # ---------------------------------------------------------------- the rule
 
-def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
+def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
     """The best-of rule: every family in order, the largest lower and smallest upper end kept.
 
-    Levels met by ``B = 0`` get ``[0, 0]`` at once. Families see the levels in increasing order
+    ``upper_families`` / ``lower_families`` replace :data:`UPPER_FAMILIES` /
+    :data:`LOWER_FAMILIES` (the signatures of the module docstring). Levels met by ``B = 0`` get
+    ``[0, 0]`` at once. Families see the levels in increasing order
     (a factorisation built for the smallest eps serves the larger ones). Returns the brackets
     in the order of ``eps_values``.
     """
@@ -652,7 +664,8 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
         else:
             need.append(i)
     lowers = [None] * len(need)
-    steps = [(j, family) for j in range(len(need)) for family in LOWER_FAMILIES]
+    steps = [(j, family) for j in range(len(need))
+             for family in (LOWER_FAMILIES if lower_families is None else lower_families)]
     bar = progress(steps, desc="bracket: lower families", delay=PROGRESS_DELAY)
     for j, family in bar:
         _label(bar, family)
@@ -692,7 +705,7 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
-                      upper_families=None, effort: str = "auto") -> list[RankBracket]:
+                      upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
     """Certified brackets of the matrix described by ``source`` at every level (the best-of rule).
 
     Parameters
@@ -716,6 +729,8 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
     effort : {"auto", "max"}
         ``"auto"``: the streamed SVD and l1-fitted families run only where their
         :class:`Estimate` is worth its cost; ``"max"``: every family within ``limits``.
+    lower_families : sequence, optional
+        Replaces :data:`LOWER_FAMILIES` (each ``family(plan, eps) -> LowerCertificate | None``).
     """
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
@@ -726,4 +741,4 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
         method = "dense" if min(n, m) <= limits.dense else "randomized"
     use_svd = svd is True or (svd == "auto" and n * m <= limits.streamed_svd)
     plan = Plan(source, points, basis, method, use_svd, seed, limits, effort)
-    return best_of(plan, eps_values, upper_families)
+    return best_of(plan, eps_values, upper_families, lower_families)
