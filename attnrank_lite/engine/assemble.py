@@ -47,14 +47,25 @@ The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the 
 stored matrix, the harmonic family) run under both rules. The default's cost is measured in
 ``benchmarks/bench_default_cost.py``.
 
-**Extension point.** An upper family is a function ``family(plan, eps_values, lowers, uppers)``
-returning one certificate (or ``None``) per level; append it to :data:`UPPER_FAMILIES` (or pass
-``upper_families=`` to :func:`assemble_brackets`). Its certificates must be
-:class:`~attnrank_lite.engine.certificates.UpperCertificate` objects that verify on ``A``.
+**Extension points.** The two kinds of family have one signature each:
+
+* a lower family is ``family(plan: Plan, eps: float) -> LowerCertificate | None``: one level at a
+  time (levels in increasing order; work shared between levels goes into typed :class:`Plan`
+  fields). Append it to :data:`LOWER_FAMILIES` (or pass ``lower_families=`` to
+  :func:`assemble_brackets`);
+* an upper family is ``family(plan: Plan, eps_values, lowers, uppers) -> list`` of one
+  :class:`~attnrank_lite.engine.certificates.UpperCertificate` (or ``None``) per level, all
+  levels at once (so that passes over ``A`` are shared), seeing the lower certificates and the
+  best upper ones so far. Append it to :data:`UPPER_FAMILIES` (or pass ``upper_families=``).
+
+Every certificate must verify on ``A``; ``best_of`` keeps the largest lower and the smallest upper
+rank (ties keep the earlier family).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -66,13 +77,14 @@ from .l1fit import l1_fit_rows, l1_improve
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .nested import nested_family_search
 from .neumann import farthest_point_order, neumann_search
+from .progress import progress
 from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
 
 __all__ = ["AUTO_RATE", "CostLimits", "DENSE_LIMIT", "EFFORTS", "Estimate", "FORM_A_FLOPS", "FROBENIUS_LIMIT",
-           "FROBENIUS_ROWS", "L1_LIMIT", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT", "UPPER_FAMILIES",
-           "assemble_brackets", "best_of", "check_effort"]
+           "FROBENIUS_ROWS", "L1_LIMIT", "LOWER_FAMILIES", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT",
+           "UPPER_FAMILIES", "assemble_brackets", "best_of", "check_effort"]
 
 
 #: a stored matrix with ``min(n, m)`` up to this gets one dense SVD (exact spectrum for the
@@ -117,6 +129,10 @@ L1_STEPS_ESTIMATE = 30
 #: sample rows and steps of the l1 family's probe (``effort="auto"``)
 L1_PROBE_ROWS = 32
 L1_PROBE_STEPS = 100
+#: seconds before a bracket's progress bars (lower families, then upper families) are drawn:
+#: brackets that take longer show which families run (:mod:`attnrank_lite.engine.progress`:
+#: on a terminal, never in the built book)
+PROGRESS_DELAY = 2.0
 #: rows of the streamed SVD family's probe (the harmonic search's sample size)
 SVD_PROBE_ROWS = 256
 #: the probe evaluates the rotated top block every this many columns
@@ -191,8 +207,14 @@ class Plan:
     limits : CostLimits
     effort : {"auto", "max"}
         See :data:`EFFORTS`.
-    shared : dict
-        Factorisations computed once and reused across levels.
+    mass, copy, dense_svd, tails, frobenius, frobenius_tails, order, centre_rows, family, harmonic,
+    streamed_svd
+        The work shared between levels, computed once (``None`` until then): the computed row
+        masses; a temporary dense copy (cluster-mass search, freed before the upper families);
+        the dense SVD ``(U, S, Vt)`` and its Frobenius tails; the Frobenius sample ``(rows, S)``
+        (``rows`` is ``None`` for all rows) and its tails; the Neumann search's farthest-point
+        order and centre rows; the randomized SVD family ``(V, source)``; the harmonic
+        certificates per level; the streamed SVD subspace ``(V, source)``.
     """
 
     source: RowSource
@@ -203,7 +225,17 @@ class Plan:
     seed: int
     limits: CostLimits
     effort: str = "auto"
-    shared: dict = field(default_factory=dict)
+    mass: np.ndarray | None = None
+    copy: np.ndarray | None = None
+    dense_svd: tuple | None = None
+    tails: np.ndarray | None = None
+    frobenius: tuple | None = None
+    frobenius_tails: np.ndarray | None = None
+    order: _LazyOrder | None = None
+    centre_rows: Callable | None = None
+    family: tuple | None = None
+    harmonic: list | None = None
+    streamed_svd: tuple | None = None
 
     @property
     def stored(self) -> np.ndarray | None:
@@ -214,13 +246,13 @@ class Plan:
 
 def _masses(plan: Plan, eps_max: float) -> np.ndarray:
     """Computed row masses (row 0 alone when it exceeds every level: softmax rows have mass ~1)."""
-    if "mass" not in plan.shared:
+    if plan.mass is None:
         src = plan.source
         mass = np.abs(src.rows(slice(0, 1))).sum(axis=1) if src.n else np.zeros(0)
         if src.n == 0 or float(mass[0]) * (1 - gamma(src.m + 1)) <= eps_max:
             mass = src.row_masses()
-        plan.shared["mass"] = mass
-    return plan.shared["mass"]
+        plan.mass = mass
+    return plan.mass
 
 
 def _dense_copy(plan: Plan) -> np.ndarray | None:
@@ -229,9 +261,9 @@ def _dense_copy(plan: Plan) -> np.ndarray | None:
         return plan.stored
     if plan.source.n * plan.source.m > plan.limits.materialise:
         return None
-    if "copy" not in plan.shared:
-        plan.shared["copy"] = plan.source.dense()
-    return plan.shared["copy"]
+    if plan.copy is None:
+        plan.copy = plan.source.dense()
+    return plan.copy
 
 
 def _cluster_mass(plan: Plan, eps: float):
@@ -243,23 +275,23 @@ def _frobenius(plan: Plan, eps: float):
     src, lim = plan.source, plan.limits
     if plan.method == "dense":
         A = plan.stored
-        if "svd" not in plan.shared:
-            plan.shared["svd"] = np.linalg.svd(A, full_matrices=False)
-            plan.shared["tails"] = frobenius_tail_bounds(A, svd=plan.shared["svd"])
-        return frobenius_tail_lower_bound(A, eps, tails=plan.shared["tails"])
+        if plan.dense_svd is None:
+            plan.dense_svd = np.linalg.svd(A, full_matrices=False)
+        if plan.tails is None:
+            plan.tails = frobenius_tail_bounds(A, svd=plan.dense_svd)
+        return frobenius_tail_lower_bound(A, eps, tails=plan.tails)
     if plan.stored is None and src.n * src.m > lim.frobenius:
         return None
-    if "frob_rows" not in plan.shared:
+    if plan.frobenius is None:
         rows = evenly_spaced_rows(src.n, lim.frobenius_rows)
-        plan.shared["frob_rows"] = None if rows.size == src.n else rows
-        plan.shared["frob_S"] = src.rows(rows if rows.size < src.n else slice(0, src.n))
-        plan.shared["frob_tails"] = None
-    S, rows = plan.shared["frob_S"], plan.shared["frob_rows"]
-    if plan.shared["frob_tails"] is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
+        plan.frobenius = (None if rows.size == src.n else rows,
+                          src.rows(rows if rows.size < src.n else slice(0, src.n)))
+    rows, S = plan.frobenius
+    if plan.frobenius_tails is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
         # the Frobenius mass exceeds the budget: the exact spectrum of S is needed (kept for the
         # larger eps that follow). A full SVD of S, never a randomized approximation.
-        plan.shared["frob_tails"] = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
-    cert = frobenius_tail_lower_bound(S, eps, tails=plan.shared["frob_tails"])
+        plan.frobenius_tails = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
+    cert = frobenius_tail_lower_bound(S, eps, tails=plan.frobenius_tails)
     if cert.rank:  # indices of S are rows of A
         cert = type(cert)(rank=cert.rank, rows=rows, cols=None)
     return cert
@@ -282,10 +314,10 @@ def _neumann(plan: Plan, eps: float):
     src = plan.source
     if plan.stored is not None and (plan.stored < 0).any():
         return None
-    if "order" not in plan.shared:
-        plan.shared["order"] = _LazyOrder(plan.points, min(src.n, src.m))
-        plan.shared["centre_rows"] = src.rows if plan.stored is not None else _RowCache(src)
-    return neumann_search(plan.shared["centre_rows"], src.n, src.m, eps, plan.shared["order"])
+    if plan.order is None:
+        plan.order = _LazyOrder(plan.points, min(src.n, src.m))
+        plan.centre_rows = src.rows if plan.stored is not None else _RowCache(src)
+    return neumann_search(plan.centre_rows, src.n, src.m, eps, plan.order)
 
 
 #: the Neumann search keeps the rows of its centres while they hold at most this many entries
@@ -321,7 +353,8 @@ class _RowCache:
         return self.data[self.pos[idx]]
 
 
-#: the lower families, in order (ties keep the earlier one)
+#: the lower families, in order (ties keep the earlier one). The extension point: a new family
+#: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann)
 
 
@@ -349,22 +382,22 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
     harmonics = _harmonic(plan, eps_values, lowers) if plan.method == "randomized" else [None] * len(eps_values)
     for eps, lower, harmonic in zip(eps_values, lowers, harmonics):
         if plan.method == "dense":
-            if "svd" not in plan.shared:
-                plan.shared["svd"] = np.linalg.svd(A, full_matrices=False)
-            out.append(svd_upper_bound(A, eps, svd=plan.shared["svd"], lo=lower.rank - 1))
+            if plan.dense_svd is None:
+                plan.dense_svd = np.linalg.svd(A, full_matrices=False)
+            out.append(svd_upper_bound(A, eps, svd=plan.dense_svd, lo=lower.rank - 1))
             continue
         start = max(32, 2 * lower.rank)
         if harmonic is not None and not _svd_affordable(harmonic.rank, start, min(A.shape)):
             out.append(None)  # high rank: the harmonic family alone (no dense-SVD fallback)
             continue
         cert = None
-        family = plan.shared.get("family")
+        family = plan.family
         if family is not None:
             cert = nested_certificate(A, family[0], eps, lo=lower.rank - 1, source=family[1])
         if cert is None:
             cert, fam = randomized_family(A, eps, start=start, seed=plan.seed, lo=lower.rank - 1)
             if fam is not None:
-                plan.shared["family"] = fam
+                plan.family = fam
         out.append(cert)
     return out
 
@@ -380,7 +413,7 @@ def _svd_affordable(k: int, start: int, full: int) -> bool:
 def _harmonic(plan: Plan, eps_values, lowers) -> list:
     """Harmonic certificates (keys on the sphere) of all levels below 1, in shared passes;
     computed once per plan (the randomized SVD family reads them to size its sketch)."""
-    if "harmonic" not in plan.shared:
+    if plan.harmonic is None:
         out = [None] * len(eps_values)
         # below about 1e-14 the search target is <= 0, which no floating residual meets: the
         # degree would grow past what the keys span (duplicate keys run out first). Those levels
@@ -391,8 +424,8 @@ def _harmonic(plan: Plan, eps_values, lowers) -> list:
             found = harmonic_search(plan.source, plan.basis, [eps_values[i] for i in live], lo=lo)
             for i, c in zip(live, found):
                 out[i] = c
-        plan.shared["harmonic"] = out
-    return plan.shared["harmonic"]
+        plan.harmonic = out
+    return plan.harmonic
 
 
 def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
@@ -480,7 +513,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
     With ``effort="auto"`` it runs only where :func:`_streamed_svd_estimates` finds it worth its
     cost on some level (not on a harmonic plateau the SVD cannot beat)."""
     src = plan.source
-    if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or "family" in plan.shared)):
+    if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
     k_h = max([u.rank for u in uppers if u is not None] or [min(src.n, src.m)])
     size = min(src.n, src.m, k_h + 10)
@@ -489,7 +522,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
         return [None] * len(eps_values)
     V = randomized_range_finder(src, size, seed=plan.seed).V
     source = f"{'streamed ' if plan.stored is None else 'one-sketch '}randomized SVD (l={size})"
-    plan.shared["streamed_svd"] = (V, source)  # the l1 family fits rows in the same subspaces
+    plan.streamed_svd = (V, source)  # the l1 family fits rows in the same subspaces
     lo = max(0, min(lower.rank for lower in lowers) - 1)
     found = nested_family_search(src, V, range(1, size + 1), eps_values, lo=lo)
     return [None if f is None else
@@ -501,15 +534,16 @@ def _l1_bases(plan: Plan, hi: int) -> list:
     """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V),
     for l1 searches of ranks ``<= hi``."""
     bases = []
-    if "svd" in plan.shared:
-        bases.append((plan.shared["svd"][2].T, "dense SVD"))
-    if "family" in plan.shared:
-        bases.append(plan.shared["family"])
-    if "streamed_svd" in plan.shared:
-        bases.append(plan.shared["streamed_svd"])
+    if plan.dense_svd is not None:
+        bases.append((plan.dense_svd[2].T, "dense SVD"))
+    if plan.family is not None:
+        bases.append(plan.family)
+    if plan.streamed_svd is not None:
+        bases.append(plan.streamed_svd)
     L = _l1_harmonic_degree(plan, hi)
     if L:
-        bases.append((plan.basis.columns(L), f"harmonic degree {L}"))
+        # named by the degree that holds the certificate's k columns, not the searched range
+        bases.append((plan.basis.columns(L), lambda k: f"harmonic degree {_l1_harmonic_degree(plan, k)}"))
     return bases
 
 
@@ -520,7 +554,7 @@ def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
 
     Fixed by this task alone, never by how far a basis shared between tasks (one per process in
     a sweep) has already grown: the same task gives the same bracket and source in any process."""
-    certs = [c for c in plan.shared.get("harmonic", ()) if c is not None]
+    certs = [c for c in (plan.harmonic or ()) if c is not None]
     if plan.basis is None or not certs:
         return None
     top = max(c.degree for c in certs)
@@ -559,9 +593,6 @@ def _l1_family(plan: Plan, eps_values, lowers, uppers):
             continue
         cert = l1_improve(src.rows, src.n, eps, level_bases, lo=lower.rank - 1, hi=upper.rank - 1,
                           block=_l1_block(src))
-        if cert is not None and cert.source.startswith("l1 fit in harmonic degree"):
-            # name the degree that holds the certificate's k basis columns, not the searched range
-            cert.source = f"l1 fit in harmonic degree {_l1_harmonic_degree(plan, cert.rank)}"
         if cert is not None and (plan.stored is None or cert.verify(plan.stored, eps)):
             out[j] = cert
     return out
@@ -610,10 +641,12 @@ UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_famil
 
 # ---------------------------------------------------------------- the rule
 
-def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
+def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
     """The best-of rule: every family in order, the largest lower and smallest upper end kept.
 
-    Levels met by ``B = 0`` get ``[0, 0]`` at once. Families see the levels in increasing order
+    ``upper_families`` / ``lower_families`` replace :data:`UPPER_FAMILIES` /
+    :data:`LOWER_FAMILIES` (the signatures of the module docstring). Levels met by ``B = 0`` get
+    ``[0, 0]`` at once. Families see the levels in increasing order
     (a factorisation built for the smallest eps serves the larger ones). Returns the brackets
     in the order of ``eps_values``.
     """
@@ -630,20 +663,22 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
             out[i] = RankBracket(eps, _norm(plan, eps) if n * m else NormCertificate(rank=0), zero)
         else:
             need.append(i)
-    lowers = []
-    for i in need:
-        best = None
-        for family in LOWER_FAMILIES:
-            cert = family(plan, eps_list[i])
-            if cert is not None and (best is None or cert.rank > best.rank):
-                best = cert
-        lowers.append(best)
-    plan.shared.pop("copy", None)  # free the temporary copy before the upper families
+    lowers = [None] * len(need)
+    steps = [(j, family) for j in range(len(need))
+             for family in (LOWER_FAMILIES if lower_families is None else lower_families)]
+    bar = progress(steps, desc="bracket: lower families", delay=PROGRESS_DELAY)
+    for j, family in bar:
+        _label(bar, family)
+        cert = family(plan, eps_list[need[j]])
+        if cert is not None and (lowers[j] is None or cert.rank > lowers[j].rank):
+            lowers[j] = cert
+    plan.copy = None  # free the temporary copy before the upper families
     uppers = [None] * len(need)
     levels = [eps_list[i] for i in need]
-    for family in (UPPER_FAMILIES if upper_families is None else upper_families):
-        if not need:
-            break
+    families = list(UPPER_FAMILIES if upper_families is None else upper_families) if need else []
+    bar = progress(families, desc="bracket: upper families", delay=PROGRESS_DELAY)
+    for family in bar:
+        _label(bar, family)
         for j, cert in enumerate(family(plan, levels, lowers, uppers)):
             if cert is not None and (uppers[j] is None or cert.rank < uppers[j].rank):
                 uppers[j] = cert
@@ -651,6 +686,14 @@ def best_of(plan: Plan, eps_values, upper_families=None) -> list[RankBracket]:
         up = uppers[j] if uppers[j] is not None else identity_certificate(src.rows, n, m, src.block)
         out[i] = RankBracket(eps_list[i], lowers[j], up)
     return out
+
+
+def _label(bar, family) -> None:
+    """Name the running family on a progress bar (nothing when bars are off)."""
+    if hasattr(bar, "set_postfix_str"):  # a tqdm bar; drawn now only once its delay has passed
+        bar.set_postfix_str(getattr(family, "__name__", "family").strip("_").replace("_", " "), refresh=False)
+        if time.time() - getattr(bar, "start_t", 0.0) >= getattr(bar, "delay", 0.0):
+            bar.refresh()
 
 
 def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
@@ -662,7 +705,7 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
-                      upper_families=None, effort: str = "auto") -> list[RankBracket]:
+                      upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
     """Certified brackets of the matrix described by ``source`` at every level (the best-of rule).
 
     Parameters
@@ -686,6 +729,8 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
     effort : {"auto", "max"}
         ``"auto"``: the streamed SVD and l1-fitted families run only where their
         :class:`Estimate` is worth its cost; ``"max"``: every family within ``limits``.
+    lower_families : sequence, optional
+        Replaces :data:`LOWER_FAMILIES` (each ``family(plan, eps) -> LowerCertificate | None``).
     """
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
@@ -696,4 +741,4 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
         method = "dense" if min(n, m) <= limits.dense else "randomized"
     use_svd = svd is True or (svd == "auto" and n * m <= limits.streamed_svd)
     plan = Plan(source, points, basis, method, use_svd, seed, limits, effort)
-    return best_of(plan, eps_values, upper_families)
+    return best_of(plan, eps_values, upper_families, lower_families)

@@ -16,6 +16,7 @@ from .checks import (
 from .checks import log_weights as _log_weights
 
 __all__ = [
+    "attention_rows",
     "logit_rounding_bound",
     "logits",
     "query_key_pair",
@@ -58,10 +59,48 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
     row_max = L.max(axis=1, keepdims=True)
     if not np.isfinite(row_max).all():
         raise ValueError("every row of the logits needs at least one finite entry")
+    return _softmax_kernel(L, row_max)
+
+
+def _softmax_kernel(L: np.ndarray, row_max: np.ndarray) -> np.ndarray:
+    """The row softmax of checked logits (every row max finite): the one computation behind
+    :func:`row_softmax` and the unchecked rows of :func:`attention_rows`."""
     A = np.exp(L - row_max)
     f = 1.0 - 2.0 * (L.shape[1] + 4) * UNIT_ROUNDOFF
     A *= f / A.sum(axis=1, keepdims=True)
     return A
+
+
+def attention_rows(Q: np.ndarray, K: np.ndarray, beta: float, log_weights: np.ndarray | None) -> np.ndarray:
+    r"""Rows of :func:`softmax_attention` for arguments already checked at an entry point.
+
+    The engine validates queries, keys, ``beta`` and log-weights once (a
+    :class:`~attnrank_lite.engine.row_source.RowSource` built ``from_points``) and then asks for
+    row blocks many times; this computes them with the same operations as
+    :func:`softmax_attention` (the logits ``beta * (Q K^T) + log w`` and :func:`row_softmax`'s
+    kernel), without checking the arguments again. The caller makes sure that no logit can
+    overflow (:meth:`RowSource.from_points <attnrank_lite.engine.row_source.RowSource.from_points>`
+    bounds :math:`\beta \max|q| \max|k|`; beyond, it uses :func:`softmax_attention`); a NaN or
+    ``+inf`` row maximum still raises, through the checked path.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (n, d), float64, finite
+    K : ndarray, shape (m, d), float64, finite, ``m >= 1``
+    beta : float, finite, ``>= 0``
+    log_weights : ndarray, shape (m,), or None
+        Checked log-weights (``-inf`` allowed, at least one finite).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = beta * (Q @ K.T)
+    if log_weights is not None:
+        L = L + log_weights[None, :]
+    row_max = L.max(axis=1, keepdims=True) if L.size else np.zeros((L.shape[0], 1))
+    if not np.isfinite(row_max).all():  # a NaN or +inf logit, or a row of -inf
+        return softmax_attention(Q, K, beta, log_weights)  # raises with the checked message
+    if L.shape[0] == 0:
+        return np.zeros(L.shape)
+    return _softmax_kernel(L, row_max)
 
 
 def query_key_pair(Q, K=None) -> tuple[np.ndarray, np.ndarray]:

@@ -15,8 +15,10 @@ The basis is built by *Vandermonde with Arnoldi*: on the sphere :math:`x_0^2 = 1
 x_k^2`, so the monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
 restrictions, and there are exactly :math:`N(d,\le L)` of them. Each new monomial
 :math:`x^a = x_k\,x^{a - e_k}` (``k`` the last variable of ``a``) is generated as ``x_k`` times the
-*orthonormalised* column of its parent, then orthogonalised (two Gram–Schmidt passes against
-the previous degrees, a QR within the degree). This keeps the basis well conditioned where the
+*orthonormalised* column of its parent, then orthogonalised (a Gram–Schmidt pass against the two
+previous degrees, which alone carry its projection in exact arithmetic: multiplication by
+:math:`x_k` is self-adjoint in the discrete inner product; then one pass against all previous
+degrees for what rounding left; a QR within the degree). This keeps the basis well conditioned where the
 raw monomial matrix is not. If a degree's block is numerically rank deficient (few or special
 keys), a pivoted QR keeps its independent columns only, and the following degrees use every
 product ``x_k * column``.
@@ -108,7 +110,9 @@ class HarmonicBasis:
         k = self._k
         need = k + C.shape[1]
         if need > self._buf.shape[1]:
-            cap = min(max(need, int(1.3 * self._buf.shape[1])), max(need, self.m))
+            # doubling: every column is copied about once in all (a factor 1.3 copied each one
+            # about three times: 0.1 s of the 0.5 s growth to degree 28 on 4,096 points)
+            cap = min(max(need, 2 * self._buf.shape[1]), max(need, self.m))
             buf = np.empty((self.m, cap), order="F")
             buf[:, :k] = self._buf[:, :k]
             self._buf = buf
@@ -169,8 +173,20 @@ class HarmonicBasis:
             return
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
-        for _ in range(2):  # classical Gram-Schmidt, twice
+        if keys is not None:
+            # short recurrence first: a parent column q of degree L-1 is orthogonal to every
+            # polynomial of degree <= L-2 on the keys, and multiplication by x_k is self-adjoint
+            # in the discrete inner product, so <x_k q, p> = <q, x_k p> = 0 for deg p <= L-3.
+            # Only the blocks of degrees L-2 and L-1 carry x_k q's projection; one classical
+            # Gram-Schmidt pass against all columns then removes what rounding left (as a second
+            # full pass would: "twice is enough", at half its cost)
+            start = self._counts[self.degree - 2] if self.degree >= 2 else 0
+            W = self._buf[:, start:k0]
+            C -= W @ (W.T @ C)
             C -= V @ (V.T @ C)
+        else:
+            for _ in range(2):  # classical Gram-Schmidt, twice
+                C -= V @ (V.T @ C)
         scale = max(float(norms.max()), 1e-300)
         Qb, diag = cholesky_qr2(C, 1e-6 * scale)  # fast path: Cholesky QR twice (well conditioned)
         if Qb is None:
@@ -243,7 +259,10 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
     L_max = None
     while True:
         if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
-            L_max = min(L_cap, L + 1)  # one degree of headroom for the full check
+            # no headroom degree: the first candidate passes the full check in most searches,
+            # and the next degree (the largest step of the basis growth) is built only after a
+            # failure, by the retry below
+            L_max = min(L_cap, L)
         if L_max is not None and L >= L_max:
             break
         L += 1
@@ -252,7 +271,10 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
             Vn = basis._buf[:, prev:c]
             E -= (As @ Vn) @ Vn.T
             prev = c
-        errs[prev] = float(np.abs(E).sum(axis=1).max())
+        if prev > lo or prev >= m or L >= L_cap:  # cuts <= lo are known to fail: not evaluated
+            errs[prev] = float(np.abs(E).sum(axis=1).max())
+        else:
+            errs[prev] = float("inf")
     del E, As
     while True:
         cuts = _degree_cuts(basis, L_max)

@@ -270,7 +270,7 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
 
 
 def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None = None,
-                     steps: int = 300, sample: int = SAMPLE_ROWS, block: int = 512, source: str = ""):
+                     steps: int = 300, sample: int = SAMPLE_ROWS, block: int = 512, source=""):
     r"""Smallest k whose l1-fitted rows in ``V[:, :k]`` meet ``eps``, as a certificate.
 
     Bisection over ``k`` in ``(lo, hi]``, first on a row sample (evenly spaced rows): a sample
@@ -295,6 +295,9 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
         See :func:`l1_fit`.
     sample : int
         Rows of the first sample.
+    source : str or callable
+        The family's name (``name(k)`` for the span of the first ``k`` columns, when it depends
+        on ``k``); the certificate's ``source`` is ``"l1 fit in <name>"``.
 
     Returns
     -------
@@ -338,7 +341,8 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     if best is None:
         return None
     k, C = best
-    return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit in {source}" if source else "l1 fit")
+    name = source(k) if callable(source) else source
+    return SubspaceCertificate(C, V[:, :k].T.copy(), source=f"l1 fit in {name}" if name else "l1 fit")
 
 
 def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: int = 300,
@@ -354,8 +358,10 @@ def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: 
         ``rows(idx)`` returns ``A[idx]``.
     n : int
     eps : float
-    bases : iterable of (ndarray, str)
-        E.g. the SVD right vectors and the harmonic basis, with a name for ``source``.
+    bases : iterable of (ndarray, str or callable)
+        E.g. the SVD right vectors and the harmonic basis, with a name for ``source``: a string,
+        or ``name(k)`` naming the span of the first ``k`` columns (the certificate is built
+        with its final ``source``).
     lo : int
         A rank known to fail (``lower - 1``).
     hi : int

@@ -64,7 +64,7 @@ def progress_enabled() -> bool:
     return progress_stream() is not None
 
 
-def progress(iterable, desc: str = "", total: int | None = None):
+def progress(iterable, desc: str = "", total: int | None = None, delay: float = 0.0):
     """Wrap ``iterable`` in a tqdm bar when bars are enabled, else return it unchanged.
 
     Parameters
@@ -74,6 +74,8 @@ def progress(iterable, desc: str = "", total: int | None = None):
         Label shown before the bar.
     total : int, optional
         Number of items, when ``len(iterable)`` is not available.
+    delay : float
+        Seconds before the bar is first drawn (a loop that ends sooner draws nothing).
     """
     stream = progress_stream()
     if stream is None:
@@ -84,4 +86,4 @@ def progress(iterable, desc: str = "", total: int | None = None):
         ncols = os.get_terminal_size(stream.fileno()).columns or None
     except (AttributeError, OSError, ValueError):
         ncols = None
-    return tqdm(iterable, desc=desc, total=total, file=stream, leave=False, ncols=ncols)
+    return tqdm(iterable, desc=desc, total=total, file=stream, leave=False, ncols=ncols, delay=delay)

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import query_key_pair, softmax_attention
+from .attention import attention_rows, query_key_pair, softmax_attention
 from .checks import finite_nonnegative, real_matrix
 from .checks import log_weights as _check_log_weights
 
@@ -77,8 +77,18 @@ class RowSource:
         if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
             raise ValueError(f"block must be a positive integer, got {block!r}")
 
-        def rows(idx):
-            return softmax_attention(Q[idx], K, beta, lw)
+        if K.shape[0] == 0:
+            raise ValueError("softmax attention needs at least one key (K has 0 rows)")
+
+        # checked once here; the blocks are not checked again, unless beta <q, k> could
+        # overflow (|<q, k>| <= |q| |k|: then every block takes the checked path, which raises)
+        bound = beta * float(np.linalg.norm(Q, axis=1).max(initial=0.0)) * float(np.linalg.norm(K, axis=1).max())
+        if np.isfinite(bound) and bound < 1e300:
+            def rows(idx):
+                return attention_rows(Q[idx], K, beta, lw)
+        else:
+            def rows(idx):
+                return softmax_attention(Q[idx], K, beta, lw)
 
         return cls(Q.shape[0], K.shape[0], rows, block=int(block), points=(Q, K, beta, lw))
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from attnrank_lite import point_bracket, rank_bracket, softmax_attention
-from attnrank_lite.engine.assemble import UPPER_FAMILIES, assemble_brackets
-from attnrank_lite.engine.certificates import SubspaceCertificate
+from attnrank_lite.engine.assemble import LOWER_FAMILIES, UPPER_FAMILIES, assemble_brackets
+from attnrank_lite.engine.certificates import NormCertificate, SubspaceCertificate
 from attnrank_lite.engine.row_source import RowSource, evenly_spaced_rows
 from attnrank_lite.engine.upper import svd_upper_bound
 from attnrank_lite.laws.geometry import circle_points, fibonacci_sphere
@@ -50,6 +50,23 @@ def test_stored_and_streamed_sources_give_certified_brackets_that_intersect():
     streamed = point_bracket(X, 16.0, 0.25)
     assert stored.verify(A, 0.25) and streamed.verify(A, 0.25)
     assert max(stored.lower, streamed.lower) <= min(stored.upper, streamed.upper)
+
+
+def test_lower_families_have_one_signature_and_plug_in():
+    # family(plan, eps) -> LowerCertificate | None, one level at a time, levels increasing
+    A = softmax_attention(circle_points(64), beta=16.0)
+    seen = []
+
+    def norm_only(plan, eps):
+        seen.append(eps)
+        return NormCertificate(rank=1, row=0)
+
+    src = RowSource.from_matrix(A)
+    only = assemble_brackets(src, [0.5, 0.25], lower_families=(norm_only,))
+    assert seen == [0.25, 0.5] and [b.lower for b in only] == [1, 1]
+    assert all(b.verify(A, e) for b, e in zip(only, [0.5, 0.25]))
+    default = assemble_brackets(src, [0.25], lower_families=LOWER_FAMILIES + (norm_only,))[0]
+    assert default.lower == rank_bracket(A, 0.25).lower > 1  # a smaller extra family changes nothing
 
 
 def test_an_extra_upper_family_plugs_in_and_wins_only_when_smaller():

@@ -131,3 +131,25 @@ def test_point_brackets_with_extreme_log_weights_at_huge_beta():
     A = softmax_attention(X, X, 1e4, log_weights=lw)
     for b in point_brackets(X, 1e4, [0.1, 0.25], log_weights=lw):
         assert b.verify(A, b.eps) and b.lower <= b.upper
+
+
+def test_short_recurrence_basis_is_orthonormal_and_spans_the_weighted_monomials():
+    # the first Gram-Schmidt pass runs against the last two degrees only (the discrete
+    # three-term argument); the basis must still be orthonormal and span w * monomials
+    X = random_sphere(500, 4, seed=3)
+    lw = np.random.default_rng(3).normal(scale=2.0, size=500)
+    b = HarmonicBasis(X, log_weights=lw)
+    V = b.columns(5)
+    assert V.shape[1] == harmonic_count(5, 4) and not b.deficient
+    assert np.abs(V.T @ V - np.eye(V.shape[1])).max() < 1e-10
+    E = np.exp(lw - lw.max())[:, None] * _monomial_matrix(X, 5)
+    assert np.linalg.norm(E - V @ (V.T @ E)) < 1e-8 * np.linalg.norm(E)
+
+
+def test_search_builds_no_degree_beyond_the_certificate():
+    # the headroom degree is built only after a failed full check
+    X = fibonacci_sphere(1200)
+    A = softmax_attention(X, beta=16.0)
+    b = HarmonicBasis(X)
+    cert = harmonic_upper_bound(A, X, 0.25, basis=b)
+    assert cert.verify(A, 0.25) and b.degree == cert.degree

@@ -89,3 +89,26 @@ def test_kernel_bars_reach_the_terminal_but_not_the_notebook(monkeypatch, pty_de
     assert "kernel-sweep" not in texts
     term = _read_all(master, wait=5.0)
     assert "kernel-sweep" in term and "/25" in term
+
+
+def test_a_long_bracket_shows_its_families_and_a_short_one_nothing(monkeypatch, capsys):
+    # the bracket's bars: drawn after PROGRESS_DELAY seconds, naming the running family
+    from attnrank_lite.engine import assemble
+    from attnrank_lite.engine.streaming import point_bracket
+    from attnrank_lite.laws.geometry import fibonacci_sphere
+
+    X = fibonacci_sphere(300)
+    monkeypatch.delenv("ATTNRANK_PROGRESS_TTY", raising=False)
+    monkeypatch.setenv("ATTNRANK_PROGRESS", "1")
+    monkeypatch.setattr(assemble, "PROGRESS_DELAY", 0.0)  # every bracket counts as long
+    b = point_bracket(X, 16.0, 0.25)
+    err = capsys.readouterr().err
+    assert "bracket: lower families" in err and "bracket: upper families" in err
+    assert "harmonic family" in err and "neumann" in err
+    monkeypatch.setattr(assemble, "PROGRESS_DELAY", 3600.0)  # no bracket is that long
+    assert point_bracket(X, 16.0, 0.25).upper == b.upper
+    assert "bracket" not in capsys.readouterr().err
+    monkeypatch.setattr(assemble, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")  # the built book: never
+    point_bracket(X, 16.0, 0.25)
+    assert capsys.readouterr().err == ""
