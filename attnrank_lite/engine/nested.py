@@ -12,10 +12,7 @@ error of :math:`B_k` is a maximum over rows, so a cut failing on the sample fail
 first cut passing on the sample is the smallest that can pass. One pass over all row blocks
 then computes ``L = A V`` and the errors of that candidate and of the top cut, each with the
 proven rounding margin :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`
-(rounded upward), so a member accepted here verifies. On large passes (``n * m * width >=
-FAST_CHECK_MIN``) that pass runs in float32 with its own proven margin, and only the rows whose
-float32 bound misses the level are checked again in float64 (``_Family._fast_block``): about
-half the cost, and a member is accepted whenever the float64 pass accepts it. A failing candidate adds its worst rows
+(rounded upward), so a member accepted here verifies. A failing candidate adds its worst rows
 to the sample and the search repeats. When the rounds run out, bisection between a failing and
 a passing cut finishes the job.
 
