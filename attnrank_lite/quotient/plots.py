@@ -12,14 +12,8 @@ from ..engine.perturbation import oscillation_bound
 from ..engine.plots import plot_bracket_band
 from .report import SHARP_FAMILY
 
-__all__ = [
-    "lemma_figure",
-    "polynomial_figure",
-    "r_half_figure",
-    "tolerance_figure",
-    "tradeoff_figure",
-    "truncation_figure",
-]
+__all__ = ["lemma_figure", "polynomial_figure", "r_half_figure", "tolerance_figure",
+           "tradeoff_figure", "truncation_figure"]
 
 
 def r_half_figure(law, eps: float):

@@ -27,7 +27,7 @@ from attnrank_lite.quotient.interaction import (
     visible_dimension,
 )
 from attnrank_lite.quotient.polynomial import monomial_count
-from attnrank_lite.quotient.truncation import truncation_tradeoff
+from attnrank_lite.quotient.interaction import truncation_tradeoff
 
 
 # ---------------------------------------------------------------- row-scalar quotient
