@@ -7,31 +7,18 @@ import pandas as pd
 
 from ..engine.plots import plot_bracket_band
 
-__all__ = [
-    "brackets_by_multiplier",
-    "dimension_vs_certificates",
-    "heatmaps",
-    "reductions_by_multiplier",
-    "tau_curves",
-]
+__all__ = ["brackets_by_multiplier", "dimension_vs_certificates", "heatmaps",
+           "reductions_by_multiplier", "tau_curves"]
 
 
-# the heatmaps' default title: the quantity their colours show
 HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
 
 def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
              label: str | None = None, ncols: int = 2):
-    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a shorter
-    last row centred: no empty panel).
-
-    ``label`` names the quantity (default: the reduction ``1 - r_osc(tau)/d_head``). Each panel
-    has its own colour scale, from the smallest to the largest value of that panel
-    (its colour bar beside it): one scale shared by all panels left the panels of small
-    multipliers, whose values are all small, uniformly dark. Compare panels through their colour
-    bars' numbers, not their colours. Sized for the page column (8 inches wide, 10-12 pt text) so
-    that the axis labels and colour bars stay legible when the figure is shown at page width.
-    """
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a short
+    last row centred), each panel with its own colour scale and colour bar (compare the bars'
+    numbers, not the colours); ``label`` names the quantity."""
     if label is None:
         label = HEATMAP_LABEL
     mults = sorted(settings["multiplier"].unique())
