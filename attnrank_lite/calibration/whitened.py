@@ -116,11 +116,9 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     b = [b_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
     omega = _max_oscillations(a, b, sig, k, d)
     colterm = [kt @ m for kt, m in zip(kc, qbar)]
-    if weights is not None:
-        vis = head_visible_dimension(weights["W_Q"], weights["b_Q"], weights["W_K"], weights["b_K"],
-                                     key_states=states, query_states=states, rtol=rtol)
-    else:
-        vis = vis_calib
+    vis = vis_calib if weights is None else head_visible_dimension(
+        weights["W_Q"], weights["b_Q"], weights["W_K"], weights["b_K"], key_states=states,
+        query_states=states, rtol=rtol)
     return HeadGeometry(d, int(vis), vis_calib, sigma, lev_q, lev_k, omega, a, b, colterm)
 
 

@@ -241,19 +241,14 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
             f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
     beta = finite_nonnegative("beta", beta)
     s = _truncation_rank(s)
-    if key_centre is None:
-        c = K.mean(axis=0)
-    else:
-        c = np.asarray(key_centre, dtype=np.float64).reshape(-1)
+    c = K.mean(axis=0) if key_centre is None else np.asarray(key_centre, dtype=np.float64).reshape(-1)
     if c.shape != (K.shape[1],):
         raise ValueError(
             f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
     sigma = np.linalg.svd(M, compute_uv=False)
     sigma_next = float(sigma[s]) if s < sigma.size else 0.0
     Ms = truncate_interaction(M, s)
-    w = 0.0
-    if log_weights is not None:
-        w = np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
+    w = 0.0 if log_weights is None else np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
     L = beta * (Q @ M @ K.T) + w
     Ls = beta * (Q @ Ms @ K.T) + w
     measured = row_l1(row_softmax(L) - row_softmax(Ls))

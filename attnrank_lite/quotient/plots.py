@@ -1,8 +1,4 @@
-"""Figures of chapters 4 and 5, drawn from the tables of :mod:`attnrank_lite.quotient.report`.
-
-Each function takes a table and returns a matplotlib figure; nothing is computed here that a
-table does not hold.
-"""
+"""Figures of chapters 4 and 5, each drawn from a table of :mod:`attnrank_lite.quotient.report`."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt

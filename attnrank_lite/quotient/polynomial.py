@@ -282,21 +282,16 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
         return PolynomialCertificate(Qv, Kv, beta, 0, 1, 0.0, stored_lw)
     errors: dict[int, float] = {}
 
-    def screen(D):
-        err, _ = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=False)
-        errors[D] = float(err.max())
-        return bool(np.all(err <= eps))
-
-    def certified(D):
-        err, margin = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=True)
+    def passes(D, certified):  # the screen (no margin; zeros) or the certified check
+        err, margin = _row_errors(None, Qv, Kv, beta, lw, D, with_margin=certified)
         errors[D] = float(err.max())
         return bool(np.all(err + margin <= eps))
 
-    D = _least_passing(screen, 0, max_degree, start)
+    D = _least_passing(lambda D: passes(D, False), 0, max_degree, start)
     if D is None:
         return None
-    if not certified(D):
-        D = _least_passing(certified, D + 1, max_degree, None)
+    if not passes(D, True):
+        D = _least_passing(lambda D: passes(D, True), D + 1, max_degree, None)
         if D is None:
             return None
     return PolynomialCertificate(Qv.copy(), Kv.copy(), beta, D, monomial_count(Qv.shape[1], D),

@@ -387,10 +387,8 @@ def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, 
         ``ratio_max``, ``sigma_med_first``, ``sigma_med_last``, ``beta_first``, ``beta_last``.
     """
     ok = trunc[trunc["s"] < d]
+    ratios = ok.assign(**{f"measured/{b}": ok.measured / ok[b] for b in ("tanh", "osc", "sigma")})
     cols = ["measured/tanh", "measured/osc", "measured/sigma"]
-    ratios = ok.assign(**{"measured/tanh": ok.measured / ok.tanh,
-                          "measured/osc": ok.measured / ok.osc,
-                          "measured/sigma": ok.measured / ok.sigma})
     tight = ratios.groupby(["decay", "beta"])[cols].agg(["min", "median", "max"])
     flat = tight.reset_index()
     flat.columns = ["_".join(map(str, c)).strip("_") for c in flat.columns]
