@@ -204,24 +204,20 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         found = bool(degs) and max(degs) < np.inf
         lows = [s["lower"] for s in seq]
         ups = [s["upper"] for s in seq]
+        count = max(s["poly_count"] for s in seq) if found else np.inf
         rows.append({
             "layer": layer, "head": head, "multiplier": float(mult), "beta": beta, "d_head": d,
             "visible_dim": geom.visible_dim, "visible_dim_calib": geom.visible_dim_calib,
-            "r_tau": r_b, "r_osc_tau": r_o,
-            "reduction": 1.0 - r_b / d, "reduction_osc": 1.0 - r_o / d,
+            "r_tau": r_b, "r_osc_tau": r_o, "reduction": 1.0 - r_b / d, "reduction_osc": 1.0 - r_o / d,
             "eta_at_r": float(eta_bound(geom, beta)[r_b]), "eta_osc_at_r": float(eta_osc(geom, beta)[r_o]),
-            "n_bracketed": len(seq),
-            "n_tokens_max": max((s["n_tokens"] for s in seq), default=0),
+            "n_bracketed": len(seq), "n_tokens_max": max((s["n_tokens"] for s in seq), default=0),
             "lower_mean": float(np.mean(lows)) if seq else np.nan,
             "upper_mean": float(np.mean(ups)) if seq else np.nan,
-            "lower_max": int(max(lows)) if seq else -1,
-            "upper_max": int(max(ups)) if seq else -1,
+            "lower_max": int(max(lows)) if seq else -1, "upper_max": int(max(ups)) if seq else -1,
             "brackets_verified": all(s["verified"] for s in seq),
             # a setting without a certificate on every sequence: +inf in all three columns
-            "poly_found": found,
-            "poly_degree": max(degs) if found else np.inf,
-            "poly_count": max(s["poly_count"] for s in seq) if found else np.inf,
-            "log10_poly_count": log10(max(s["poly_count"] for s in seq)) if found else np.inf,
+            "poly_found": found, "poly_degree": max(degs) if found else np.inf, "poly_count": count,
+            "log10_poly_count": log10(count) if found else np.inf,
             "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
         })
     return rows, seq_rows
@@ -268,28 +264,22 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     model, tokenizer, info
         From :func:`attnrank_lite.calibration.bert.load_model`.
     texts : list of str
-        Calibration passages (one sequence each, truncated to ``max_tokens``).
+        Calibration passages, one sequence each (truncated to ``max_tokens``).
     layers, heads : list of int or None
         See :func:`select_heads`.
     multipliers : sequence of float
-        Inverse-temperature multipliers of the trained scale ``1/sqrt(d_head)``.
+        Inverse-temperature multipliers of ``1/sqrt(d_head)``.
     eps, tau : float
-        Error level of brackets and certificates; output tolerance of the truncation
-        (``0 < tau < eps``).
+        Error level of brackets and certificates, truncation tolerance (``0 < tau < eps``).
     bracket_sequences : int or None
         Brackets and certificates on this many evenly spaced sequences (``None``: all).
-    tau_values : sequence of float
-        Tolerances of the ``r(tau)`` curves.
     executor : concurrent.futures.Executor, optional
-        One task per head (:func:`attnrank_lite.engine.parallel.run_tasks`); same tables.
-    certificates : str, optional
-        A folder for the certificate files of the brackets (:func:`study_head`).
+        One task per head (same tables); ``certificates``: a folder for the brackets' files.
 
     Returns
     -------
     dict
-        ``settings`` (per head and multiplier), ``sequences`` (per bracketed sequence and
-        setting), ``heads`` (singular values, leverage, rebuild error), ``curves`` (``r(tau)``),
+        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``),
         ``tokens`` (:class:`CalibrationTokens`), ``bracket_seqs``.
     """
     if not 0 < tau < eps:

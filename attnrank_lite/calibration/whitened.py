@@ -37,23 +37,18 @@ class HeadGeometry:
 
     Attributes
     ----------
-    d_head : int
-    visible_dim : int
+    visible_dim, visible_dim_calib : int
         :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` over the calibration
-        states.
-    visible_dim_calib : int
-        Numerical rank (``rtol``) of :math:`G`.
+        states, and the numerical rank of :math:`G`.
     sigma : ndarray, shape (d_head,)
         Singular values of ``G``, decreasing, zero-padded.
     lev_q, lev_k : float
         :math:`\max_i |u_i|`, :math:`\max_j |v_j|`.
     omega : ndarray, shape (d_head + 1,)
         :math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`, ``s = 0..d_head``.
-    a, b : list of ndarray, each (n_s, k)
-        Per sequence, coordinates :math:`u_i^\top W`, :math:`v_j^\top Z` with
-        :math:`C = W \operatorname{diag}(\sigma) Z^\top`.
-    colterm : list of ndarray, each (n_s,)
-        Per sequence, :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
+    a, b, colterm : lists of ndarray, one per sequence
+        :math:`u_i^\top W`, :math:`v_j^\top Z` (with :math:`C = W \operatorname{diag}(\sigma)
+        Z^\top`) and :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
     """
 
     d_head: int

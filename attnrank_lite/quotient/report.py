@@ -89,23 +89,15 @@ def _fixed_n(r: int, n: int, extra: int, seed: int):
 
 def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
                   seed: int, certificates=None) -> pd.DataFrame:
-    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension.
+    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension:
+    rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
 
     :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of
     ``betas_by_r[r]``; :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at
-    each of ``betas_random``. Both hidden in ``r + extra`` dimensions and checked to have visible
-    dimension r. ``certificates`` (a folder): one certificate file per row in
-    ``r<r>-ball/`` and ``r<r>-random/``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
-
-    Raises
-    ------
-    AssertionError
-        If an instance does not have visible dimension r, or a bracket does not verify.
+    each of ``betas_random``; both hidden in ``r + extra`` dimensions. ``certificates`` (a
+    folder): one certificate file per row in ``r<r>-ball/`` and ``r<r>-random/``. Raises
+    ``AssertionError`` if an instance does not have visible dimension r or a bracket does not
+    verify.
     """
     def sub(name):
         return None if certificates is None else os.path.join(os.fspath(certificates), name)
@@ -318,25 +310,13 @@ ROUNDING = 1e-12
 
 
 def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
-    r"""``lem-softmax-perturbation`` against its sharp example and random pairs.
+    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from
+    :math:`10^{-3}` to 20) and ``n_pairs`` random pairs over 6 keys.
 
-    The two-level example on 200 oscillations from :math:`10^{-3}` to 20, and ``n_pairs`` random
-    pairs over 6 keys.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        The largest two-level gap to :math:`2\tanh(t/4)`, the pairs, the largest change/bound,
-        the violations (beyond :data:`ROUNDING` relative plus :math:`10^{-13}`).
-    numbers : dict
-        ``sharp_gap``, ``pair_ratio``.
-    data : dict
-        ``t``, ``osc``, ``change`` for the figure.
-
-    Raises
-    ------
-    AssertionError
-        If the gap exceeds :data:`ROUNDING` or a pair violates the bound.
+    Returns the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest change/bound,
+    violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers
+    ``sharp_gap``, ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; raises
+    ``AssertionError`` if the gap exceeds :data:`ROUNDING` or a pair violates the bound.
     """
     t = np.logspace(-3, np.log10(20), 200)
     gap = float(np.abs(cs.two_level_example(t) - oscillation_bound(t)).max())
@@ -375,17 +355,9 @@ def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
 
 
 def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Ratios measured/bound per (decay, beta) over s < d: min, median, max.
-
-    Returns
-    -------
-    tight : pandas.DataFrame
-        Two-level columns (ratio, statistic), indexed by (decay, beta).
-    flat : pandas.DataFrame
-        The same with flat column names.
-    numbers : dict
-        ``ratio_max``, ``sigma_med_first``, ``sigma_med_last``, ``beta_first``, ``beta_last``.
-    """
+    """Ratios measured/bound per (decay, beta) over s < d (min, median, max): the table with
+    two-level columns, the same flat, and the numbers ``ratio_max``, ``sigma_med_first``,
+    ``sigma_med_last``, ``beta_first``, ``beta_last``."""
     ok = trunc[trunc["s"] < d]
     ratios = ok.assign(**{f"measured/{b}": ok.measured / ok[b] for b in ("tanh", "osc", "sigma")})
     cols = ["measured/tanh", "measured/osc", "measured/sigma"]
