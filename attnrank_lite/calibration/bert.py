@@ -199,26 +199,18 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     if pos not in (None, "absolute"):
         raise ValueError(f"{path}: position_embedding_type {pos!r} adds relative-position terms to the "
                          "logits; only absolute-position BERT models are supported")
-    info = ModelInfo(
-        requested=requested, name=name, source=source, path=str(path), fallback=bool(message),
-        message=message, n_layers=int(cfg.num_hidden_layers), n_heads=int(cfg.num_attention_heads),
-        d_model=int(cfg.hidden_size), d_head=int(cfg.hidden_size // cfg.num_attention_heads),
-    )
+    info = ModelInfo(requested=requested, name=name, source=source, path=str(path), fallback=bool(message),
+                     message=message, n_layers=int(cfg.num_hidden_layers), n_heads=int(cfg.num_attention_heads),
+                     d_model=int(cfg.hidden_size), d_head=int(cfg.hidden_size // cfg.num_attention_heads))
     return model, tokenizer, info
-
-
-def _self_attention(model, layer: int):
-    n_layers = model.config.num_hidden_layers
-    if not 0 <= int(layer) < n_layers:
-        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
-    return model.encoder.layer[int(layer)].attention.self
 
 
 def head_weights(model, layer: int, head: int) -> dict:
     """The head's ``W_Q``, ``W_K`` (shape (d_head, d_model)) and ``b_Q``, ``b_K`` (d_head,) as
     float64, so that ``q = W_Q x + b_Q`` and ``k = W_K x + b_K``."""
-    att = _self_attention(model, layer)
-    n_heads = model.config.num_attention_heads
+    n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
+    if not 0 <= int(layer) < n_layers:
+        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
     if not 0 <= int(head) < n_heads:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
     dh = model.config.hidden_size // n_heads
@@ -229,6 +221,7 @@ def head_weights(model, layer: int, head: int) -> dict:
         b = np.zeros(dh) if lin.bias is None else lin.bias.detach().cpu().double().numpy()[rows].copy()
         return W, b
 
+    att = model.encoder.layer[int(layer)].attention.self
     W_Q, b_Q = grab(att.query)
     W_K, b_K = grab(att.key)
     return {"W_Q": W_Q, "b_Q": b_Q, "W_K": W_K, "b_K": b_K}
@@ -259,9 +252,7 @@ def head_queries_keys(hidden_in: np.ndarray, weights: dict) -> tuple[np.ndarray,
     r"""Queries and keys of one head, float64: ``Q = X W_Q^T + b_Q``, ``K = X W_K^T + b_K``
     (``X``: the layer's input states, ``weights``: from :func:`head_weights`)."""
     X = np.asarray(hidden_in, dtype=np.float64)
-    Q = X @ weights["W_Q"].T + weights["b_Q"]
-    K = X @ weights["W_K"].T + weights["b_K"]
-    return Q, K
+    return X @ weights["W_Q"].T + weights["b_Q"], X @ weights["W_K"].T + weights["b_K"]
 
 
 def recompute_attention(model, tokenizer, text: str, layer: int, head: int,

@@ -147,15 +147,11 @@ def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
     """Per multiplier: reductions (both dimensions), medians, brackets, certificates."""
     g = settings.groupby("multiplier")
     return pd.DataFrame({
-        "settings": g.size(),
-        "reduced_svd": g["reduction"].apply(lambda s: int((s > 0).sum())),
+        "settings": g.size(), "reduced_svd": g["reduction"].apply(lambda s: int((s > 0).sum())),
         "reduced_osc": g["reduction_osc"].apply(lambda s: int((s > 0).sum())),
-        "median_reduction_osc": g["reduction_osc"].median(),
-        "max_reduction_osc": g["reduction_osc"].max(),
-        "median_r_osc": g["r_osc_tau"].median(),
-        "mean_lower": g["lower_mean"].mean(),
-        "mean_upper": g["upper_mean"].mean(),
-        "poly_verified": g["poly_verified"].sum().astype(int),
+        "median_reduction_osc": g["reduction_osc"].median(), "max_reduction_osc": g["reduction_osc"].max(),
+        "median_r_osc": g["r_osc_tau"].median(), "mean_lower": g["lower_mean"].mean(),
+        "mean_upper": g["upper_mean"].mean(), "poly_verified": g["poly_verified"].sum().astype(int),
         "median_log10_poly_count": g["log10_poly_count"].median(),
     }).reset_index()
 
@@ -206,16 +202,11 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
     found_counts = counts[np.isfinite(counts)]
     vac = vacuous_counts(settings)
     out = {
-        "n_heads": str(len(heads)),
-        "n_settings": str(len(settings)),
-        "d_head": str(int(settings["d_head"].iloc[0])),
-        "reduced_osc": str(int(red.sum())),
-        "reduced_svd": str(int((settings["reduction"] > 0).sum())),
+        "n_heads": str(len(heads)), "n_settings": str(len(settings)), "d_head": str(int(settings["d_head"].iloc[0])),
+        "reduced_osc": str(int(red.sum())), "reduced_svd": str(int((settings["reduction"] > 0).sum())),
         "median_reduction_osc": f"{100 * float(settings.loc[red, 'reduction_osc'].median()):.0f}%"
         if red.any() else "none",
-        "m1_osc": str(at1["osc"]) if at1 else "not run",
-        "m1_svd": str(at1["svd"]) if at1 else "not run",
-        "m1_heads": str(at1["heads"]) if at1 else "not run",
+        **{f"m1_{k}": str(at1[k]) if at1 else "not run" for k in ("osc", "svd", "heads")},
         "rebuild_max": f"{float(heads['recompute_error'].max()):.1e}",
         "rebuild_l1": f"{float(heads['recompute_l1'].max()):.1e}",
         "visible_dim_min": str(int(heads["visible_dim"].min())),

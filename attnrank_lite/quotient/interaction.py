@@ -156,12 +156,10 @@ def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
     W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
     dh, dm = W_Q.shape
     if W_K.shape != (dh, dm):
-        raise ValueError(
-            f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
+        raise ValueError(f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
     for name, b in (("b_Q", b_Q), ("b_K", b_K)):
         if b is not None and np.asarray(b).reshape(-1).shape != (dh,):
-            raise ValueError(
-                f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
+            raise ValueError(f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
     if not (np.isfinite(W_Q).all() and np.isfinite(W_K).all()):
         raise ValueError("head weights must be finite")
     scale = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K))
@@ -190,8 +188,7 @@ def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
     ``key_states``, ``query_states`` (N, d_model): the states keys and queries range over
     (``None``: all of R^d_model)."""
     rtol = _check_rtol(rtol)
-    sigma, floor = head_interaction_singular_values(
-        W_Q, b_Q, W_K, b_K, key_states, query_states)
+    sigma, floor = head_interaction_singular_values(W_Q, b_Q, W_K, b_K, key_states, query_states)
     return _numerical_rank(sigma, rtol, floor)
 
 
@@ -237,14 +234,12 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
     K = np.atleast_2d(np.asarray(K, dtype=np.float64))
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     if M.shape != (Q.shape[1], K.shape[1]):
-        raise ValueError(
-            f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
+        raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
     beta = finite_nonnegative("beta", beta)
     s = _truncation_rank(s)
     c = K.mean(axis=0) if key_centre is None else np.asarray(key_centre, dtype=np.float64).reshape(-1)
     if c.shape != (K.shape[1],):
-        raise ValueError(
-            f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
+        raise ValueError(f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
     sigma = np.linalg.svd(M, compute_uv=False)
     sigma_next = float(sigma[s]) if s < sigma.size else 0.0
     Ms = truncate_interaction(M, s)
@@ -255,15 +250,8 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
     osc = oscillation(beta * (Q @ (M - Ms) @ K.T))
     R_q = float(np.linalg.norm(Q, axis=1).max()) if Q.size else 0.0
     R_k = float(np.linalg.norm(K - c[None, :], axis=1).max()) if K.size else 0.0
-    return {
-        "measured": measured,
-        "tanh": float(oscillation_bound(osc).max()),
-        "osc": float((osc / 2.0).max()),
-        "sigma": beta * sigma_next * R_q * R_k,
-        "sigma_next": sigma_next,
-        "R_q": R_q,
-        "R_k": R_k,
-    }
+    return {"measured": measured, "tanh": float(oscillation_bound(osc).max()), "osc": float((osc / 2.0).max()),
+            "sigma": beta * sigma_next * R_q * R_k, "sigma_next": sigma_next, "R_q": R_q, "R_k": R_k}
 
 
 def tolerance_dimension(sigma, tau, scale: float = 1.0):
@@ -311,11 +299,9 @@ def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
     for s in s_values:
         b = residual_bounds(Q, K, M, s, beta)
         budget = eps - b["tanh"]
-        row = {"s": int(s), "tau_measured": b["measured"],
-               "tau_tanh": b["tanh"], "tau_sigma": b["sigma"],
-               "budget": budget, "upper": None, "verified_on_A": False,
-               "poly_dim": None, "poly_degree": None, "poly_count": None,
-               "poly_verified_on_A": False}
+        row = {"s": int(s), "tau_measured": b["measured"], "tau_tanh": b["tanh"], "tau_sigma": b["sigma"],
+               "budget": budget, "upper": None, "verified_on_A": False, "poly_dim": None,
+               "poly_degree": None, "poly_count": None, "poly_verified_on_A": False}
         if budget > 0:
             QMs = Q @ truncate_interaction(M, s)
             As = softmax_attention(QMs, K, beta)
@@ -323,13 +309,9 @@ def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
             row["upper"] = br.upper
             row["verified_on_A"] = bool(br.upper_certificate.verify(A, eps))
             Qv, Kv, a = visible_coordinates(QMs, K)
-            cert = polynomial_certificate(Qv, Kv, beta, budget,
-                                          max_degree=max_degree,
-                                          log_weights=beta * a)
+            cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * a)
             if cert is not None:
-                row["poly_dim"] = cert.dim
-                row["poly_degree"] = cert.degree
-                row["poly_count"] = cert.count
-                row["poly_verified_on_A"] = bool(cert.verify(A, eps))
+                row.update(poly_dim=cert.dim, poly_degree=cert.degree, poly_count=cert.count,
+                           poly_verified_on_A=bool(cert.verify(A, eps)))
         rows.append(row)
     return rows

@@ -52,8 +52,7 @@ def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
         "row-centred rank": int(np.linalg.matrix_rank(ia.row_scalar_quotient(L))),
         "visible dimension": int(ia.visible_dimension(L)),
         "head formula": int(ia.head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=X)),
-        "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K,
-                                                               key_states=X)),
+        "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K, key_states=X)),
         "max |A_head - A_visible|": float(np.abs(A_head - A_vis).max()),
     }
     return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"],
@@ -166,9 +165,8 @@ def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
             out[f"{prefix}{end}_verdict_r{r}"] = f.verdict
     sharp = law[law["family"] == SHARP_FAMILY]
     up = fits[(fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper")].sort_values("r")
-    out["sharp_n_slopes"] = "; ".join(
-        f"r = {f.r}: n {f['n slope']:.2f}, upper/n {f['upper/n slope']:+.2f}"
-        for _, f in up.iterrows())
+    out["sharp_n_slopes"] = "; ".join(f"r = {f.r}: n {f['n slope']:.2f}, upper/n {f['upper/n slope']:+.2f}"
+                                      for _, f in up.iterrows())
     fixed = law[law["family"] == FIXED_N_FAMILY]
     out["fixed_n"] = str(int(fixed["n"].iloc[0])) if len(fixed) else "n/a"
     top = int(sharp["r"].max())
@@ -250,8 +248,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
                 interval_text(row["slope"], row["ci_low"], row["ci_high"])
                 + f" (β = {row['beta_min']:g}-{row['beta_max']:g}; {row['verdict']})")
         else:
-            out[f"count_slope_r{r}"] = (f"not fitted (only {len(useful)} non-vacuous "
-                                        "certificates)")
+            out[f"count_slope_r{r}"] = f"not fitted (only {len(useful)} non-vacuous certificates)"
         rows.append(row)
         ratio = found.loc[found["count"] < n, "count / upper"].dropna()
         out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
