@@ -1,14 +1,10 @@
 r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``).
 
-Reading rules (the book's; each is printed beside the verdict): a setting shows a *reduction*
-when :math:`r(\tau) < d` or :math:`r_\text{osc}(\tau) < d`; reductions are *modest* when their
-median is at most :data:`MODEST`, *in many settings* when at least :data:`MANY` of the settings
-show one; an association is *positive* when its whole 95% head-bootstrap Spearman interval at a
-fixed temperature lies above zero (pooling over temperatures mixes in the temperature, so pooled
-numbers come second); an interval is *undefined* when fewer than :data:`MIN_DEFINED` of the
-resamples define the correlation (a constant side); the polynomial certificates are judged by
-their degree (the count's association with r is partly built in), and a count is *vacuous*
-when it is at least the longest bracketed sequence of its setting.
+The reading rules (the book's, printed beside the verdict by :func:`verdict`) use :data:`MODEST`,
+:data:`MANY` and :data:`MIN_DEFINED`; associations are Spearman correlations with a head-bootstrap
+interval at each fixed temperature (pooled ones come second: pooling mixes in the temperature),
+and the polynomial certificates are judged by their degree, the count's association with r being
+partly built in.
 """
 from __future__ import annotations
 
