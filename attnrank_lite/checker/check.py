@@ -1,9 +1,8 @@
 """``check_file``: the independent checker's verdict on a certificate file.
 
-For each bracket of the file: the lower certificate must prove exactly the claimed lower end;
-the upper certificate must prove the claimed upper end (for factors: their ``k`` equals it; for
-a harmonic certificate: the checker's own polynomial space has at most that dimension and meets
-``eps``); and ``lower <= upper``. The first failure is named.
+Each bracket's lower certificate must prove exactly the claimed lower end, its upper certificate
+the claimed upper end (harmonic: the checker's own polynomial space has at most that dimension
+and meets ``eps``), and ``lower <= upper``. The first failure is named.
 """
 from __future__ import annotations
 
@@ -84,6 +83,17 @@ def _upper(inst, c, arrays, eps, claimed, spaces):
     raise Refused(f"unknown upper kind {kind!r}")
 
 
+def _proved(side, *args):
+    """The rank ``side(*args)`` proves; ``None`` when it raises a ``ValueError`` (bad data), but a
+    :class:`Refused` (a malformed file) propagates."""
+    try:
+        return side(*args)
+    except Refused:
+        raise
+    except ValueError:
+        return None
+
+
 def check_file(path) -> CheckReport:
     """The checker's verdict on the file at ``path`` (``Refused``, a ``ValueError``, if malformed)."""
     header, arrays = read_file(path)
@@ -108,21 +118,9 @@ def check_file(path) -> CheckReport:
             raise Refused(f"bracket {t}: lower and upper must be integers")
         where = f"bracket {t} (eps = {eps:g})"
         lc, uc = b.get("lower_certificate"), b.get("upper_certificate")
-        try:
-            got = _lower(inst, lc, arrays, eps)
-        except ValueError as exc:
-            if isinstance(exc, Refused):
-                raise
-            got = None
-        if got != lo:
+        if _proved(_lower, inst, lc, arrays, eps) != lo:
             return CheckReport(False, f"{where}: lower side does not prove {lo}", f"{where}: lower side")
-        try:
-            got = _upper(inst, uc, arrays, eps, up, spaces)
-        except ValueError as exc:
-            if isinstance(exc, Refused):
-                raise
-            got = None
-        if got != up:
+        if _proved(_upper, inst, uc, arrays, eps, up, spaces) != up:
             return CheckReport(False, f"{where}: upper side does not prove {up}", f"{where}: upper side")
         if lo > up:
             return CheckReport(False, f"{where}: lower end above upper end", f"{where}: lower side")

@@ -20,11 +20,6 @@ the checker computes rows :math:`\hat A_i` in float64 and a bound :math:`\delta_
 
 Keys of weight zero (:math:`\log w_j = -\infty`) give exact zeros in both. The sum of the terms
 is multiplied by :math:`1 + 10^{-6}` to cover the evaluation of the bound itself.
-
-:class:`SphereSpace` builds the checker's own orthonormal basis of the polynomials of degree
-``<= L`` restricted to the keys (times the weights), degree by degree: products of the newest
-block with the coordinates, orthogonalised twice against the basis, then a pivoted QR that
-keeps at most :math:`N(d, l)` new directions (the harmonics of degree exactly ``l``).
 """
 from __future__ import annotations
 
@@ -47,13 +42,8 @@ def gamma(k: int) -> float:
 
 
 class Instance:
-    """Rows of the file's matrix, by the checker's own arithmetic, and their error bounds.
-
-    Parameters
-    ----------
-    header_instance : dict
-    arrays : dict
-    """
+    """Rows of the file's matrix (``header["instance"]`` and its ``arrays``), by the checker's own
+    arithmetic, and their error bounds."""
 
     def __init__(self, inst: dict, arrays: dict):
         if not isinstance(inst, dict) or inst.get("kind") not in ("matrix", "attention"):
@@ -128,7 +118,9 @@ def harmonic_count(d: int, degree: int) -> int:
 
 
 class SphereSpace:
-    """The checker's orthonormal basis of the (weighted) polynomials of degree ``<= L`` on the keys."""
+    """The checker's orthonormal basis ``V`` of the (weighted) polynomials of degree ``<= L`` on
+    the keys, degree by degree: the newest block times the coordinates, orthogonalised twice
+    against the basis, then a pivoted QR keeping at most :math:`N(d, l)` new directions."""
 
     def __init__(self, K: np.ndarray, lw: np.ndarray, degree: int):
         from scipy.linalg import qr

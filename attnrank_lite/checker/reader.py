@@ -1,9 +1,6 @@
-"""The independent checker's own reader of certificate files (numpy, hashlib, json, zipfile only).
-
-It shares no code with :mod:`attnrank_lite.engine.certificate_io` on purpose: a reading error
-there must not hide here. Every refusal is a :class:`Refused` with a one-line message; nothing in
-a file is ever executed (no pickles: ``allow_pickle=False``, dtypes among :data:`ALLOWED`, sizes
-checked from the ``.npy`` headers before any array is read).
+"""The independent checker's own reader of certificate files, sharing no code with
+:mod:`attnrank_lite.engine.certificate_io`. Every refusal is a :class:`Refused`; nothing in a file
+is executed (no pickles, dtypes among :data:`ALLOWED`, sizes checked before any array is read).
 """
 from __future__ import annotations
 

@@ -1,56 +1,36 @@
-r"""Softmax-visible interaction geometry of a head (``prop-quotient``,
-``def-visible-dimension``, ``prop-head-visible``, ``lem-softmax-perturbation``,
-``prop-truncation-residual``, ``def-tolerance-dimension``).
+r"""Softmax-visible interaction geometry of a head (``prop-quotient``, ``def-visible-dimension``,
+``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``,
+``thm-interaction-subspaces``).
 
-Row-softmax is blind to row-scalar logit shifts: ``rowsoftmax(L + c 1^T) = rowsoftmax(L)``
-(``prop-quotient``). A *column-scalar* term ``1 c^T`` (the same for every query) is a key
-log-weight ``log w_j = c_j``; key weights are free by ``prop-multiplicity`` (a key of weight
-``w`` acts as ``w`` identical keys). So the softmax-visible part of the logits is the doubly
-centred matrix
-
-.. math:: P_n L P_m, \qquad P_k = I_k - \tfrac1k \mathbf 1\mathbf 1^\top,
-
-and the *visible dimension* ``r`` of an instance is its numerical rank. For a head
-``q = W_Q h + b_Q``, ``k = W_K h' + b_K`` the key bias is row-scalar and the query-bias term
-``b_Q^T W_K h'_j`` is column-scalar, so neither bias ever changes ``r``.
-
-Approximate interaction subspaces: truncating the visible interaction ``M`` to rank ``s``
-moves row ``i``'s logits by ``delta_ij = beta q_i^T (M - M_s) k_j`` and, by
-``lem-softmax-perturbation``, moves the attention row by at most ``2 tanh(osc_i / 4)`` in
-l1, where ``osc_i = max_j delta_ij - min_j delta_ij`` (:func:`oscillation_bound`).
+Row-softmax ignores row-scalar logit terms; column-scalar terms are key log-weights
+(``prop-multiplicity``). What is left is the doubly centred matrix :math:`P_nLP_m`,
+:math:`P_k = I_k - \tfrac1k\mathbf 1\mathbf 1^\top`, whose numerical rank is the *visible
+dimension*. Truncating the interaction ``M`` to rank ``s`` moves attention row ``i`` by at most
+:math:`2\tanh(\mathrm{osc}_i/4)` in l1 (``lem-softmax-perturbation``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..engine.attention import query_key_pair, row_softmax
+from ..engine.attention import query_key_pair, row_softmax, softmax_attention
+from ..engine.bracket import rank_bracket
 from ..engine.checks import finite_nonnegative
 from ..engine.norms import row_l1
 from ..engine.perturbation import oscillation, oscillation_bound
+from .polynomial import polynomial_certificate
 
-__all__ = [
-    "double_centre",
-    "head_interaction_singular_values",
-    "head_visible_dimension",
-    "residual_bounds",
-    "row_scalar_quotient",
-    "tolerance_dimension",
-    "truncate_interaction",
-    "visible_coordinates",
-    "visible_dimension",
-]
+__all__ = ["double_centre", "head_interaction_singular_values", "head_visible_dimension",
+           "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
+           "truncate_interaction", "truncation_tradeoff", "visible_coordinates",
+           "visible_dimension"]
 
 
 _U = np.finfo(np.float64).eps
 
 
 def _numerical_rank(sigma: np.ndarray, rtol: float, floor: float = 0.0) -> int:
-    """Number of singular values above ``rtol * sigma_max`` and above ``floor``.
-
-    ``floor`` is the size of rounding noise left by the centring (relative to
-    the *uncentred* data): a quotient that is zero in exact arithmetic has
-    dimension 0 (e.g. identical keys).
-    """
+    """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding
+    noise of the centring: a quotient that is zero in exact arithmetic has dimension 0)."""
     sigma = np.asarray(sigma, dtype=np.float64)
     if sigma.size == 0:
         return 0
@@ -85,21 +65,9 @@ def _logits(L) -> np.ndarray:
 
 
 def row_scalar_quotient(L) -> np.ndarray:
-    r"""Row-scalar quotient of a logit matrix: :math:`L (I - \mathbf 1\mathbf 1^\top/m)`.
-
-    Subtracts each row's mean. Two logit matrices have the same row-softmax iff
-    their quotients agree (for finite logits; ``prop-quotient``).
-
-    Parameters
-    ----------
-    L : array_like, shape (n, m)
-        Finite logits.
-
-    Returns
-    -------
-    ndarray, shape (n, m)
-        Rows with mean zero.
-    """
+    r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits, shape
+    (n, m): each row minus its mean. Two logit matrices have the same row-softmax iff their
+    quotients agree (``prop-quotient``)."""
     L = _logits(L)
     if L.shape[1] == 0:
         return L.copy()
@@ -107,22 +75,10 @@ def row_scalar_quotient(L) -> np.ndarray:
 
 
 def double_centre(L) -> np.ndarray:
-    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed).
+    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m).
 
-    :math:`L P_m = P_n L P_m + \mathbf 1 c^\top` with :math:`c` the column means
-    of :math:`L P_m`: the second term is column-scalar, a key log-weight. So
-    ``rowsoftmax(L)`` is the attention of the logits ``P_n L P_m`` with key
-    log-weights ``c`` (``def-visible-dimension``).
-
-    Parameters
-    ----------
-    L : array_like, shape (n, m)
-        Finite logits.
-
-    Returns
-    -------
-    ndarray, shape (n, m)
-        Every row and every column has mean zero.
+    :math:`L P_m = P_n L P_m + \mathbf 1 c^\top` with a column-scalar term, a key log-weight:
+    ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``.
     """
     C = row_scalar_quotient(L)
     if C.shape[0] == 0:
@@ -131,27 +87,9 @@ def double_centre(L) -> np.ndarray:
 
 
 def visible_dimension(L, rtol: float = 1e-10) -> int:
-    r"""Visible dimension of an instance: the numerical rank of :math:`P_nLP_m`.
-
-    ``def-visible-dimension``: row-scalar logit terms drop out of the row
-    softmax (``prop-quotient``) and column-scalar terms are key log-weights,
-    free by ``prop-multiplicity``; what is left is the doubly centred matrix
-    :func:`double_centre`.
-
-    Parameters
-    ----------
-    L : array_like, shape (n, m)
-        Logits (finite, real).
-    rtol : float
-        Singular values above ``rtol * sigma_max`` count; a zero matrix has
-        dimension 0. Singular values below the rounding level of the centring,
-        ``16 u max(n, m) ||L||_F`` (``u`` = float64 machine epsilon), never
-        count.
-
-    Returns
-    -------
-    int
-    """
+    r"""Visible dimension (``def-visible-dimension``) of finite real logits ``L`` (n, m): the
+    number of singular values of :math:`P_nLP_m` above ``rtol * sigma_max`` and above the
+    rounding level of the centring, ``16 u max(n, m) ||L||_F``."""
     rtol = _check_rtol(rtol)
     L = _logits(L)
     C = double_centre(L)
@@ -163,47 +101,18 @@ def visible_dimension(L, rtol: float = 1e-10) -> int:
 
 
 def visible_coordinates(Q, K, rtol: float = 1e-10):
-    r"""Visible coordinates of an instance: rank-``r`` factors and key offsets.
+    r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d).
 
-    With centred queries and keys :math:`Q_c = Q - \mathbf 1\bar q^\top`,
-    :math:`K_c = K - \mathbf 1\bar k^\top`, the row-scalar quotient of
-    :math:`QK^\top` is
-
-    .. math:: QK^\top P_m = QK_c^\top = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top .
-
-    The SVD :math:`U\Sigma V^\top` of the doubly centred :math:`Q_cK_c^\top`,
-    truncated at ``rtol * sigma_max``, gives :math:`K_v = V_r\Sigma_r^{1/2}`
-    and :math:`U_r\Sigma_r^{1/2}`. The column-scalar part
-    :math:`K_c\bar q = K_v t + a` is split by least squares into a part in the
-    span of :math:`K_v` (absorbed into the queries,
-    :math:`Q_v = U_r\Sigma_r^{1/2} + \mathbf 1 t^\top`) and a remainder ``a``
-    orthogonal to it, the *key offsets*. Then for every ``beta``
+    With centred :math:`Q_c, K_c`, :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`.
+    The SVD of :math:`Q_cK_c^\top` (from the factors), truncated at ``rtol``, gives
+    :math:`K_v = V_r\Sigma_r^{1/2}` (columns of mean zero); the column term
+    :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v = U_r\Sigma_r^{1/2} +
+    \mathbf 1 t^\top`, and ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
 
     .. math:: \mathrm{rowsoftmax}(\beta QK^\top)
-              = \mathrm{rowsoftmax}(\beta Q_vK_v^\top + \mathbf 1(\beta a)^\top),
+              = \mathrm{rowsoftmax}(\beta Q_vK_v^\top + \mathbf 1(\beta a)^\top)
 
-    i.e. ``softmax_attention(Qv, Kv, beta, log_weights=beta * a)``, up to the
-    truncated singular values: ``r`` coordinates, and key log-weights
-    ``beta * a`` (``prop-multiplicity``) that are as small as the instance
-    allows (zero, up to rounding, when the queries' mean acts inside the
-    span of the query differences). The SVD is computed from the factors
-    (cost ``O((n + m) d^2)``), not from the ``n x m`` product.
-
-    Parameters
-    ----------
-    Q : array_like, shape (n, d)
-    K : array_like, shape (m, d)
-    rtol : float
-
-    Returns
-    -------
-    Qv : ndarray, shape (n, r)
-    Kv : ndarray, shape (m, r)
-        ``Kv`` has columns with mean zero; ``r = visible_dimension(Q @ K.T,
-        rtol)`` (up to rounding at the threshold).
-    a : ndarray, shape (m,)
-        Key offsets per unit ``beta`` (log-weights ``beta * a``), mean zero
-        and orthogonal to the columns of ``Kv``.
+    up to the truncated singular values; ``r = visible_dimension(Q @ K.T, rtol)`` up to rounding.
     """
     rtol = _check_rtol(rtol)
     Q, K = query_key_pair(Q, K)
@@ -239,40 +148,18 @@ def _centred(H, dm: int, name: str) -> np.ndarray:
 
 def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
                                      query_states=None):
-    r"""Singular values of a head's visible bilinear form (``prop-head-visible``).
-
-    For ``q = W_Q h + b_Q`` and ``k = W_K h' + b_K`` (torch ``Linear``
-    convention: ``W_Q`` has shape (d_head, d_model)) the logits are
-
-    .. math:: \langle q_i, k_j\rangle = h_i^\top W_Q^\top W_K h'_j
-              + \underbrace{b_Q^\top W_K h'_j}_{\text{column-scalar}}
-              + \underbrace{q_i^\top b_K}_{\text{row-scalar}},
-
-    so the doubly centred logits are :math:`H_{q,c} W_Q^\top W_K H_{k,c}^\top`
-    with centred query and key states (``None``: all of
-    :math:`\mathbb R^{d_\text{model}}`, i.e. the identity). Neither bias
-    enters; both are shape-checked. The singular values are those of
-    :math:`R\, W_K H_{k,c}^\top` where :math:`H_{q,c}W_Q^\top = Q_a R` (thin QR).
-
-    Returns
-    -------
-    sigma : ndarray
-        Singular values, decreasing (length at most d_head).
-    floor : float
-        Rounding level of the computation (with the uncentred states):
-        singular values below it are zero in exact arithmetic as far as
-        float64 can tell.
-    """
+    r"""``(sigma, floor)``: the decreasing singular values of a head's visible bilinear form
+    :math:`H_{q,c} W_Q^\top W_K H_{k,c}^\top` (``prop-head-visible``; ``W`` of shape (d_head,
+    d_model), centred states or ``None`` for the identity; the biases, only shape-checked, never
+    enter), and the rounding level below which they are zero as far as float64 can tell."""
     W_Q = np.atleast_2d(np.asarray(W_Q, dtype=np.float64))
     W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
     dh, dm = W_Q.shape
     if W_K.shape != (dh, dm):
-        raise ValueError(
-            f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
+        raise ValueError(f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
     for name, b in (("b_Q", b_Q), ("b_K", b_K)):
         if b is not None and np.asarray(b).reshape(-1).shape != (dh,):
-            raise ValueError(
-                f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
+            raise ValueError(f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
     if not (np.isfinite(W_Q).all() and np.isfinite(W_K).all()):
         raise ValueError("head weights must be finite")
     scale = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K))
@@ -296,56 +183,27 @@ def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
 
 def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
                            rtol: float = 1e-10, query_states=None) -> int:
-    r"""Visible dimension of a head (``prop-head-visible``).
-
-    .. math:: r = \operatorname{rank}\big(H_{q,c} W_Q^\top W_K H_{k,c}^\top\big)
-
-    * ``b_K`` is row-scalar and drops out; key directions constant over
-      ``key_states`` drop out.
-    * ``b_Q`` drops out too: ``b_Q^T W_K h'_j`` varies with the key but is the
-      same for every query, a key log-weight (``prop-multiplicity``).
-
-    Parameters
-    ----------
-    W_Q, W_K : array_like, shape (d_head, d_model)
-    b_Q, b_K : array_like, shape (d_head,), or None
-        Shape-checked; they never change the answer.
-    key_states : array_like, shape (N, d_model), optional
-        Key-side hidden states; their centred span is where keys vary.
-        ``None``: all of R^d_model.
-    rtol : float
-        Relative singular-value threshold.
-    query_states : array_like, shape (n, d_model), optional
-        Query-side hidden states. ``None``: all of R^d_model (the largest
-        visible dimension of any instance with these keys).
-
-    Returns
-    -------
-    int
-    """
+    r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
+    (``prop-head-visible``): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so neither counts;
+    ``key_states``, ``query_states`` (N, d_model): the states keys and queries range over
+    (``None``: all of R^d_model)."""
     rtol = _check_rtol(rtol)
-    sigma, floor = head_interaction_singular_values(
-        W_Q, b_Q, W_K, b_K, key_states, query_states)
+    sigma, floor = head_interaction_singular_values(W_Q, b_Q, W_K, b_K, key_states, query_states)
     return _numerical_rank(sigma, rtol, floor)
 
 
-def truncate_interaction(M, s: int) -> np.ndarray:
-    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top`.
-
-    Parameters
-    ----------
-    M : array_like, shape (a, b)
-    s : int
-        ``0 <= s``; ``s >= min(a, b)`` returns ``M``.
-
-    Returns
-    -------
-    ndarray, shape (a, b)
-    """
-    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+def _truncation_rank(s) -> int:
     s = int(s)
     if s < 0:
         raise ValueError(f"s must be >= 0, got {s}")
+    return s
+
+
+def truncate_interaction(M, s: int) -> np.ndarray:
+    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top` (``M`` itself
+    when ``s >= min(a, b)``), shape (a, b)."""
+    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    s = _truncation_rank(s)
     if s >= min(M.shape):
         return M.copy()
     U, S, Vt = np.linalg.svd(M, full_matrices=False)
@@ -354,102 +212,53 @@ def truncate_interaction(M, s: int) -> np.ndarray:
 
 def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
                     log_weights=None) -> dict:
-    r"""Measured error of an interaction truncation and its three bounds.
+    r"""Measured error of an interaction truncation and its three bounds
+    (``prop-truncation-residual``).
 
-    ``prop-truncation-residual``. With
-    :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`,
-    ``A_s`` the same with the rank-``s`` truncation :math:`M_s`, and
-    :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
+    With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the
+    same with :math:`M_s` and :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
 
     .. math:: \|A - A_s\| \le \max_i 2\tanh(\mathrm{osc}_i/4)
               \le \max_i \mathrm{osc}_i/2 \le \beta\,\sigma_{s+1}(M)\, R_q R_k,
 
-    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` for the key
-    centre ``c``.
-
-    Parameters
-    ----------
-    Q : array_like, shape (n, a)
-    K : array_like, shape (m, b)
-    M : array_like, shape (a, b)
-        Interaction matrix (logits ``beta q^T M k``).
-    s : int
-        Truncation rank.
-    beta : float
-    key_centre : array_like, shape (b,), optional
-        ``c``; default the key mean.
-    log_weights : array_like, shape (m,), optional
-        Key log-weights (enter ``A`` and ``A_s`` alike; the bounds do not
-        change). A head's query-bias term is such a log-weight.
+    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` (``key_centre``, default the key
+    mean). ``log_weights`` enter ``A`` and ``A_s`` alike.
 
     Returns
     -------
     dict
-        ``measured``, ``tanh``, ``osc``, ``sigma`` (the four numbers above, in
-        that order of the chain), ``sigma_next`` (:math:`\sigma_{s+1}(M)`, 0
-        beyond the rank), ``R_q``, ``R_k``.
+        ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next``
+        (:math:`\sigma_{s+1}(M)`, 0 beyond the rank), ``R_q``, ``R_k``.
     """
     Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
     K = np.atleast_2d(np.asarray(K, dtype=np.float64))
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     if M.shape != (Q.shape[1], K.shape[1]):
-        raise ValueError(
-            f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
+        raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
     beta = finite_nonnegative("beta", beta)
-    s = int(s)
-    if s < 0:
-        raise ValueError(f"s must be >= 0, got {s}")
-    if key_centre is None:
-        c = K.mean(axis=0)
-    else:
-        c = np.asarray(key_centre, dtype=np.float64).reshape(-1)
+    s = _truncation_rank(s)
+    c = K.mean(axis=0) if key_centre is None else np.asarray(key_centre, dtype=np.float64).reshape(-1)
     if c.shape != (K.shape[1],):
-        raise ValueError(
-            f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
+        raise ValueError(f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
     sigma = np.linalg.svd(M, compute_uv=False)
     sigma_next = float(sigma[s]) if s < sigma.size else 0.0
     Ms = truncate_interaction(M, s)
-    w = 0.0
-    if log_weights is not None:
-        w = np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
+    w = 0.0 if log_weights is None else np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
     L = beta * (Q @ M @ K.T) + w
     Ls = beta * (Q @ Ms @ K.T) + w
     measured = row_l1(row_softmax(L) - row_softmax(Ls))
     osc = oscillation(beta * (Q @ (M - Ms) @ K.T))
     R_q = float(np.linalg.norm(Q, axis=1).max()) if Q.size else 0.0
     R_k = float(np.linalg.norm(K - c[None, :], axis=1).max()) if K.size else 0.0
-    return {
-        "measured": measured,
-        "tanh": float(oscillation_bound(osc).max()),
-        "osc": float((osc / 2.0).max()),
-        "sigma": beta * sigma_next * R_q * R_k,
-        "sigma_next": sigma_next,
-        "R_q": R_q,
-        "R_k": R_k,
-    }
+    return {"measured": measured, "tanh": float(oscillation_bound(osc).max()), "osc": float((osc / 2.0).max()),
+            "sigma": beta * sigma_next * R_q * R_k, "sigma_next": sigma_next, "R_q": R_q, "R_k": R_k}
 
 
 def tolerance_dimension(sigma, tau, scale: float = 1.0):
-    r"""Tolerance-indexed SVD dimension (``def-tolerance-dimension``).
-
-    :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1} \le \tau\}`.
-    With ``scale = beta R_q R_k`` this is the least truncation rank whose
-    guaranteed output error :math:`\eta_s = \beta\sigma_{s+1}R_qR_k` is at most
-    ``tau`` (``sigma_{s+1} = 0`` beyond the length of ``sigma``).
-
-    Parameters
-    ----------
-    sigma : array_like, shape (k,)
-        Singular values (any order; sorted decreasing here).
-    tau : float or array_like
-        Tolerance(s), ``>= 0``.
-    scale : float
-        ``>= 0``.
-
-    Returns
-    -------
-    int, or ndarray of int with the shape of ``tau``
-    """
+    r"""Tolerance-indexed SVD dimension :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1}
+    \le \tau\}` (``def-tolerance-dimension``; singular values in any order, ``sigma_{s+1} = 0``
+    beyond them; ``tau >= 0`` a number or an array, giving an int or an int array of its shape).
+    With ``scale = beta R_q R_k``: the least truncation rank with guaranteed error ``<= tau``."""
     sig = np.sort(np.abs(np.asarray(sigma, dtype=np.float64).reshape(-1)))[::-1]
     scale = finite_nonnegative("scale", scale)
     t = np.asarray(tau, dtype=np.float64)
@@ -458,3 +267,51 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
     # min{s : scale*sig[s] <= tau} = #{s : scale*sig[s] > tau} (sig decreasing)
     out = np.count_nonzero((scale * sig)[None, :] > t.reshape(-1, 1), axis=1)
     return int(out[0]) if t.ndim == 0 else out.reshape(t.shape)
+
+
+def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
+                        max_degree: int = 64) -> list:
+    r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s``
+    (``s_values``, default ``0..min(a, b)``).
+
+    The residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget
+    :math:`\varepsilon - \tau_s` for ``A_s``:
+    :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The
+    bracket's SVD upper side and the polynomial certificate of ``A_s`` at that budget are each
+    re-verified against ``A`` at ``eps`` by their own ``verify``, so neither rests on the
+    floating-point value of :math:`\tau_s`.
+
+    Returns
+    -------
+    list of dict
+        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``,
+        ``verified_on_A``, ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A``
+        (``None`` / ``False`` without budget or certificate).
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
+    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
+    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    eps = finite_nonnegative("eps", eps)
+    A = softmax_attention(Q @ M, K, beta)
+    if s_values is None:
+        s_values = range(min(M.shape) + 1)
+    rows = []
+    for s in s_values:
+        b = residual_bounds(Q, K, M, s, beta)
+        budget = eps - b["tanh"]
+        row = {"s": int(s), "tau_measured": b["measured"], "tau_tanh": b["tanh"], "tau_sigma": b["sigma"],
+               "budget": budget, "upper": None, "verified_on_A": False, "poly_dim": None,
+               "poly_degree": None, "poly_count": None, "poly_verified_on_A": False}
+        if budget > 0:
+            QMs = Q @ truncate_interaction(M, s)
+            As = softmax_attention(QMs, K, beta)
+            br = rank_bracket(As, budget, effort="max")  # every family, as the chapter's tables
+            row["upper"] = br.upper
+            row["verified_on_A"] = bool(br.upper_certificate.verify(A, eps))
+            Qv, Kv, a = visible_coordinates(QMs, K)
+            cert = polynomial_certificate(Qv, Kv, beta, budget, max_degree=max_degree, log_weights=beta * a)
+            if cert is not None:
+                row.update(poly_dim=cert.dim, poly_degree=cert.degree, poly_count=cert.count,
+                           poly_verified_on_A=bool(cert.verify(A, eps)))
+        rows.append(row)
+    return rows

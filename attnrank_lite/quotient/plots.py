@@ -1,8 +1,4 @@
-"""Figures of chapters 4 and 5, drawn from the tables of :mod:`attnrank_lite.quotient.report`.
-
-Each function takes a table and returns a matplotlib figure; nothing is computed here that a
-table does not hold.
-"""
+"""Figures of chapters 4 and 5, each drawn from a table of :mod:`attnrank_lite.quotient.report`."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,14 +8,8 @@ from ..engine.perturbation import oscillation_bound
 from ..engine.plots import plot_bracket_band
 from .report import SHARP_FAMILY
 
-__all__ = [
-    "lemma_figure",
-    "polynomial_figure",
-    "r_half_figure",
-    "tolerance_figure",
-    "tradeoff_figure",
-    "truncation_figure",
-]
+__all__ = ["lemma_figure", "polynomial_figure", "r_half_figure", "tolerance_figure",
+           "tradeoff_figure", "truncation_figure"]
 
 
 def r_half_figure(law, eps: float):
@@ -35,9 +25,8 @@ def r_half_figure(law, eps: float):
         b, u0 = s["beta"].to_numpy(), s["upper"].iloc[-1]
         for expo, style in ((r / 2, "k--"), ((r + 1) / 2, "k:")):
             ax.plot(b, u0 * (b / b[-1]) ** expo, style, label=f"reference slope {expo:g}")
-        ax.set_title(f"visible dimension r = {r}")
-        ax.set_xlabel(r"$\beta$")
-        ax.set_ylabel(rf"rank$_\varepsilon$, $\varepsilon$ = {eps:g}")
+        ax.set(title=f"visible dimension r = {r}", xlabel=r"$\beta$",
+               ylabel=rf"rank$_\varepsilon$, $\varepsilon$ = {eps:g}")
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -56,9 +45,7 @@ def polynomial_figure(poly, n: int):
     axes[0].plot(b, 2 * np.sqrt(b), "k--", label=r"reference $2\sqrt{\beta}$")
     axes[1].axhline(n, color="grey", lw=0.8, label="n (trivial)")
     for ax in axes:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(r"$\beta$")
+        ax.set(xscale="log", yscale="log", xlabel=r"$\beta$")
         ax.legend(fontsize=8)
     axes[0].set_ylabel("degree D")
     axes[1].set_ylabel("rank bound")
@@ -73,8 +60,7 @@ def lemma_figure(data: dict):
     ax.loglog(data["osc"], data["change"], ".", ms=1, alpha=0.3, label="random pairs (m = 6)")
     ax.loglog(t, oscillation_bound(t), "k-", label=r"bound $2\tanh(\mathrm{osc}/4)$ = two-level example")
     ax.loglog(t, t / 2, "k--", label=r"reference $\mathrm{osc}/2$")
-    ax.set_xlabel(r"$\mathrm{osc}(\delta)$")
-    ax.set_ylabel(r"$\|\mathrm{softmax}(a+\delta) - \mathrm{softmax}(a)\|_1$")
+    ax.set(xlabel=r"$\mathrm{osc}(\delta)$", ylabel=r"$\|\mathrm{softmax}(a+\delta) - \mathrm{softmax}(a)\|_1$")
     ax.legend(fontsize=7)
     return fig
 
@@ -88,9 +74,8 @@ def truncation_figure(trunc, beta):
         for key, style in (("measured", "ko-"), ("tanh", "C0s--"), ("osc", "C1^--"),
                            ("sigma", "C2v--")):
             ax.semilogy(g["s"][:-1], g[key][:-1], style, ms=4, label=key)
-        ax.set_title(rf"decay {rho:g}, $\beta$ = {beta:g}")
-        ax.set_xlabel("truncation rank s")
-        ax.set_ylabel(r"$\|A - A_s\|$ and bounds")
+        ax.set(title=rf"decay {rho:g}, $\beta$ = {beta:g}", xlabel="truncation rank s",
+               ylabel=r"$\|A - A_s\|$ and bounds")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -104,9 +89,7 @@ def tolerance_figure(rtau):
     for ax, (rho, g) in zip(axes[:, 0], groups):
         for beta, h in g.groupby("beta"):
             ax.step(h["tau"], h["r_tau"], where="post", label=rf"$\beta$ = {beta:g}")
-        ax.set_xscale("log")
-        ax.set_title(f"decay {rho:g}")
-        ax.set_ylabel(r"$r(\tau)$")
+        ax.set(xscale="log", title=f"decay {rho:g}", ylabel=r"$r(\tau)$")
     axes[-1][0].set_xlabel(r"tolerance $\tau$")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
@@ -122,8 +105,7 @@ def tradeoff_figure(trade):
     for _, row in g.iterrows():
         ax.annotate(f"s={row.s}", (row.tau_tanh, row.upper), fontsize=7)
     ax.set_xscale("symlog", linthresh=1e-3)
-    ax.set_yscale("log")
-    ax.set_xlabel(r"truncation residual $\tau_s$ (tanh bound)")
-    ax.set_ylabel("certified rank bound for A")
+    ax.set(yscale="log", xlabel=r"truncation residual $\tau_s$ (tanh bound)",
+           ylabel="certified rank bound for A")
     ax.legend(fontsize=7)
     return fig

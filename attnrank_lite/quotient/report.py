@@ -1,11 +1,7 @@
-r"""Tables and quoted numbers of chapters 4 and 5 (``thm-r-half-law``,
-``prop-polynomial-certificate``, ``lem-softmax-perturbation``, ``prop-truncation-residual``,
-``def-tolerance-dimension``).
+r"""Tables and quoted numbers of chapters 4 and 5.
 
 Each function returns the tables a chapter shows and, where its prose quotes numbers, a dict of
-strings ready for ``myst_nb.glue``, computed from the run's own tables, so that a rerun with
-other parameters keeps prose and tables consistent. The notebooks only call these functions and
-show what they return.
+strings for ``myst_nb.glue`` computed from the run's own tables.
 """
 from __future__ import annotations
 
@@ -19,66 +15,31 @@ from ..engine.perturbation import oscillation_bound
 from ..laws.fitting import fit_loglog_slope, interval_text
 from ..laws.geometry import gaussian_ball, uniform_ball
 from ..laws.sweeps import bracket_sweep
-from ..laws.verdicts import (
-    WIDTH_SENTENCE,
-    counts_text,
-    judge_slope,
-    judged_slope_table,
-    width_text,
-    width_trend,
-)
+from ..laws.verdicts import WIDTH_SENTENCE, counts_text, judge_slope, judged_slope_table, width_text, width_trend
 from . import constructions as cs
 from . import interaction as ia
 from .polynomial import degree_table, polynomial_sweep
-from .truncation import truncation_tradeoff
 
-__all__ = [
-    "FIXED_N_FAMILY",
-    "ROUNDING",
-    "SHARP_FAMILY",
-    "degree_against_m",
-    "degree_numbers",
-    "head_quotient",
-    "lemma_checks",
-    "polynomial_numbers",
-    "polynomial_table",
-    "r_half_numbers",
-    "r_half_slopes",
-    "r_half_sweeps",
-    "r_half_widths",
-    "sharp_family_degrees",
-    "tightness",
-    "tolerance_curves",
-    "tradeoff_numbers",
-    "truncation_table",
-]
+__all__ = ["FIXED_N_FAMILY", "ROUNDING", "SHARP_FAMILY", "degree_against_m", "degree_numbers",
+           "head_quotient", "lemma_checks", "polynomial_numbers", "polynomial_table",
+           "r_half_numbers", "r_half_slopes", "r_half_sweeps", "r_half_widths",
+           "sharp_family_degrees", "tightness", "tolerance_curves", "tradeoff_numbers",
+           "truncation_table"]
 
 #: the family whose size grows with beta (n ~ beta^{r/2}): its upper end is about n/2
 SHARP_FAMILY = "Gaussian ball"
 #: the family with a fixed number of points: its upper end is free to leave beta^{r/2}
 FIXED_N_FAMILY = "uniform random"
 
-# ---------------------------------------------------------------------------------------------
-# chapter 4: the quotient, the r/2 law, polynomial certificates
-
+# chapter 4
 
 def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
-    r"""The head example of ``prop-head-visible`` on the Gaussian ball in dimension 2.
+    r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``.
 
-    Query and key states are the points of :func:`attnrank_lite.laws.geometry.gaussian_ball`
-    ``(2, beta)``; queries :math:`W_Qh + b_Q`, keys :math:`W_Kh + b_K`, key log-weights of the
-    construction. One row: the rank of the logits, of the row-centred logits (the earlier
-    definition), the visible dimension (doubly centred), the head formula with and without
-    :math:`b_Q`, and the largest entry of :math:`|A_\text{head} - A_\text{visible}|`, where
-    :math:`A_\text{visible}` is the attention of
-    :func:`attnrank_lite.quotient.interaction.visible_coordinates` with its key offsets.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-    numbers : dict
-        ``head_rowc``, ``head_vis`` (ints).
-    """
+    One row: ranks of the logits and of the row-centred logits, the visible dimension, the head
+    formula with and without :math:`b_Q`, and the largest entry of
+    :math:`|A_\text{head} - A_\text{visible}|` (:func:`~.interaction.visible_coordinates` with
+    its key offsets). Numbers: ``head_rowc``, ``head_vis``."""
     W_Q, W_K = np.asarray(W_Q, float), np.asarray(W_K, float)
     X, logw = gaussian_ball(2, beta)
     Qh, Kh = X @ W_Q.T + b_Q, X @ W_K.T + b_K
@@ -91,8 +52,7 @@ def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
         "row-centred rank": int(np.linalg.matrix_rank(ia.row_scalar_quotient(L))),
         "visible dimension": int(ia.visible_dimension(L)),
         "head formula": int(ia.head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=X)),
-        "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K,
-                                                               key_states=X)),
+        "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K, key_states=X)),
         "max |A_head - A_visible|": float(np.abs(A_head - A_vis).max()),
     }
     return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"],
@@ -122,40 +82,21 @@ def _fixed_n(r: int, n: int, extra: int, seed: int):
     def make(beta):
         return softmax_attention(Q, K, beta)
 
-    make.recipe = lambda beta: {"Q": Q, "K": K, "beta": beta}  # the instance of a certificate file
+    make.recipe = lambda beta: {"Q": Q, "K": K, "beta": beta}
     return make
 
 
 def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
                   seed: int, certificates=None) -> pd.DataFrame:
-    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension.
+    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension:
+    rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
 
-    :data:`SHARP_FAMILY`: the Gaussian ball in dimension r at every beta
-    (:func:`attnrank_lite.quotient.constructions.sharp_hidden_instance`; its number of grid
-    points grows like :math:`\beta^{r/2}`). :data:`FIXED_N_FAMILY`: ``n_random`` uniform points
-    of the unit r-ball for queries and keys, the same points at every beta. Both hidden in
-    ``r + extra`` dimensions; each is checked to have visible dimension r (weights included)
-    before its sweep, and every bracket is re-verified (column ``verified``).
-
-    Parameters
-    ----------
-    betas_by_r : dict
-        ``{r: betas}`` of the sharp family.
-    betas_random : sequence of float
-        Betas of the fixed-n family (the same for every r).
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
-
-    ``certificates`` (a folder): one certificate file per row there, ``r<r>-ball/beta-<beta>.npz``
-    and ``r<r>-random/beta-<beta>.npz`` (queries, keys, beta and log-weights as the instance).
-
-    Raises
-    ------
-    AssertionError
-        If an instance does not have visible dimension r, or a bracket does not verify.
+    :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of
+    ``betas_by_r[r]``; :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at
+    each of ``betas_random``; both hidden in ``r + extra`` dimensions. ``certificates`` (a
+    folder): one certificate file per row in ``r<r>-ball/`` and ``r<r>-random/``. Raises
+    ``AssertionError`` if an instance does not have visible dimension r or a bracket does not
+    verify.
     """
     def sub(name):
         return None if certificates is None else os.path.join(os.fspath(certificates), name)
@@ -177,17 +118,11 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
 
 
 def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
-    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, by the book's rule.
+    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, judged against
+    :math:`r/2` by :func:`attnrank_lite.laws.verdicts.judged_slope_table` (``max width`` r/4).
 
-    The rule is :func:`attnrank_lite.laws.verdicts.judged_slope_table` against :math:`r/2`:
-    rows whose upper end is capped (``upper >= n``) or vacuous are left out and counted
-    (``left_out``); the verdict is *inconclusive* when the 95% interval is wider than
-    ``max width`` :math:`= r/4` or fewer than 4 points remain, otherwise whether it lies
-    *inside* :math:`r/2`, *below* or *above*. ``can fail`` says whether the upper verdict
-    tests anything: False for the sharp family's upper end, whose size n grows like
-    :math:`\beta^{r/2}` by construction. Least squares is linear in the logs, so the upper
-    slope is exactly ``n slope`` (the fitted slope of n) plus ``upper/n slope`` (of the ratio):
-    on the sharp family the upper verdict only measures the drift of upper/n.
+    ``can fail`` is False for the sharp family's upper end, whose n grows like
+    :math:`\beta^{r/2}` by construction: its slope is exactly ``n slope`` plus ``upper/n slope``.
 
     Returns
     -------
@@ -209,10 +144,8 @@ def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
 
 
 def r_half_widths(law: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """Width upper/lower per beta of the r/2 sweeps, one column per (r, family), and the
-    strings ``r_half_width_trend`` (first → last beta per r and family,
-    :func:`attnrank_lite.laws.verdicts.width_text`) and ``r_half_width_sentence``
-    (:data:`attnrank_lite.laws.verdicts.WIDTH_SENTENCE`)."""
+    """Width upper/lower per beta, one column per (r, family), and the strings
+    ``r_half_width_trend`` and ``r_half_width_sentence``."""
     labels = [f"r = {r}, {f}" for r, f in zip(law["r"], law["family"])]
     table = width_trend(law["beta"], law["lower"], law["upper"], group=labels)
     return table, {"r_half_width_trend": width_text(law, by=("r", "family")),
@@ -220,12 +153,10 @@ def r_half_widths(law: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 
 def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
-    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end of each family,
-    ``{end}_r{r}`` / ``{end}_verdict_r{r}`` (sharp family) and ``fixed_{end}_r{r}`` /
-    ``fixed_{end}_verdict_r{r}`` (fixed-n family); ``sharp_n_slopes`` (per r, the fitted slopes
-    of n and of upper/n on the sharp family), ``fixed_n`` (the fixed family's point count),
-    ``r3_beta``, ``r3_n``, ``r_half_verdicts`` (counts of the verdict column over the ends
-    that can fail) and ``r_half_left_out`` (rows left out, summed over the fitted ends)."""
+    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end ``{end}_r{r}``,
+    ``{end}_verdict_r{r}`` (sharp family; prefix ``fixed_`` for the fixed-n family),
+    ``sharp_n_slopes``, ``fixed_n``, ``r3_beta``, ``r3_n``, ``r_half_verdicts`` (over the ends
+    that can fail) and ``r_half_left_out``."""
     out = {}
     for prefix, fam in (("", SHARP_FAMILY), ("fixed_", FIXED_N_FAMILY)):
         sub = fits[fits["family"] == fam].set_index(["r", "end"])
@@ -234,9 +165,8 @@ def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
             out[f"{prefix}{end}_verdict_r{r}"] = f.verdict
     sharp = law[law["family"] == SHARP_FAMILY]
     up = fits[(fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper")].sort_values("r")
-    out["sharp_n_slopes"] = "; ".join(
-        f"r = {f.r}: n {f['n slope']:.2f}, upper/n {f['upper/n slope']:+.2f}"
-        for _, f in up.iterrows())
+    out["sharp_n_slopes"] = "; ".join(f"r = {f.r}: n {f['n slope']:.2f}, upper/n {f['upper/n slope']:+.2f}"
+                                      for _, f in up.iterrows())
     fixed = law[law["family"] == FIXED_N_FAMILY]
     out["fixed_n"] = str(int(fixed["n"].iloc[0])) if len(fixed) else "n/a"
     top = int(sharp["r"].max())
@@ -247,16 +177,21 @@ def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
     return out
 
 
+def _all_verified(table: pd.DataFrame, every: bool = False) -> pd.DataFrame:
+    """``table``, after checking that every certificate found (every row when ``every``) verified."""
+    found = table["verified"].notna() if every else table["degree"].notna()
+    if not table.loc[found, "verified"].all():
+        raise AssertionError("a polynomial certificate does not verify")
+    return table
+
+
 def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.DataFrame:
     r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets.
 
-    For r = 1, 2: ``n`` uniform points of the r-ball as queries and keys (seeds ``seed + 2``,
-    ``seed + 3``), hidden in ``r + extra`` dimensions; the certificate is built in the visible
-    coordinates with their key offsets and verified against the attention of the original
-    queries and keys, next to that matrix's bracket. Columns of
-    :func:`attnrank_lite.quotient.polynomial.polynomial_sweep` and ``bracket lower``,
-    ``bracket upper``, ``count / upper``, ``count >= n`` (a *vacuous* certificate: no better
-    than the trivial bound n).
+    For r = 1, 2: ``n`` uniform points of the r-ball hidden in ``r + extra`` dimensions; the
+    certificate is built in the visible coordinates and verified against the attention of the
+    original queries and keys. Columns of :func:`~.polynomial.polynomial_sweep`, ``bracket
+    lower``, ``bracket upper``, ``count / upper``, ``count >= n`` (vacuous).
 
     Raises
     ------
@@ -277,10 +212,7 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
         br = bracket_sweep(make, betas, [eps], desc=f"poly r={r}")
         rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(),
                                  "bracket upper": br["upper"].to_numpy()}))
-    poly = pd.concat(rows, ignore_index=True)
-    found = poly["degree"].notna()
-    if not poly.loc[found, "verified"].all():
-        raise AssertionError("a polynomial certificate does not verify")
+    poly = _all_verified(pd.concat(rows, ignore_index=True))
     poly["count / upper"] = poly["count"] / poly["bracket upper"]
     poly["count >= n"] = poly["count"] >= n
     return poly
@@ -288,23 +220,18 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
 
 def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
                        ) -> tuple[pd.DataFrame, dict]:
-    r"""Count slopes of the polynomial certificates by the book's rule, vacuous ones left out.
-
-    A count ``>= n`` certifies nothing beyond the trivial bound, and its size says nothing
-    about the rank: such certificates are left out of the fit and counted (``left_out``). The
-    fit uses the last ``fit_points`` non-vacuous certificates per r and is judged against
-    :math:`r/2` by :func:`attnrank_lite.laws.verdicts.judge_slope` (fewer than 4 points:
-    *inconclusive*; fewer than 2: no slope).
+    r"""Count slopes of the polynomial certificates against :math:`r/2`
+    (:func:`attnrank_lite.laws.verdicts.judge_slope`), over the last ``fit_points``
+    non-vacuous certificates per r; vacuous ones (count ``>= n``) are left out and counted.
 
     Returns
     -------
     fits : pandas.DataFrame
-        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then ``r``, ``beta_min``,
-        ``beta_max`` (the fitted range; NaN without a fit).
+        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``,
+        ``beta_max``.
     numbers : dict
-        ``count_slope_r{r}`` (slope, interval, range and verdict), ``ratio_r{r}`` (count over
-        the bracket's upper end at the first and the last beta with a non-vacuous
-        certificate), ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
+        ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta),
+        ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
     """
     out, rows = {"poly_n": str(n)}, []
     for r, g in poly.groupby("dim"):
@@ -321,8 +248,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
                 interval_text(row["slope"], row["ci_low"], row["ci_high"])
                 + f" (β = {row['beta_min']:g}-{row['beta_max']:g}; {row['verdict']})")
         else:
-            out[f"count_slope_r{r}"] = (f"not fitted (only {len(useful)} non-vacuous "
-                                        "certificates)")
+            out[f"count_slope_r{r}"] = f"not fitted (only {len(useful)} non-vacuous certificates)"
         rows.append(row)
         ratio = found.loc[found["count"] < n, "count / upper"].dropna()
         out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
@@ -335,14 +261,8 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
 
 
 def degree_numbers(deg: pd.DataFrame) -> dict:
-    r"""Strings about the degree-against-m table
-    (:func:`attnrank_lite.quotient.polynomial.degree_table`).
-
-    Keys ``m_first``, ``m_last``, ``deg_values`` (the degrees in order of m) and
-    ``deg_plateau``: ``"it stays at D from m = M on"`` when the last two or more m share the
-    degree D (M the smallest of them), else ``"it grows up to the largest m"``, or ``"it does
-    not grow with m"`` when it is the same at every m.
-    """
+    """``m_first``, ``m_last``, ``deg_values`` and ``deg_plateau`` (where the degree of
+    :func:`~.polynomial.degree_table` stops growing with m, if it does) of the table."""
     d = deg.sort_values("m")
     degs = [int(v) for v in d["degree"]]
     ms = [int(v) for v in d["m"]]
@@ -361,11 +281,10 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
 
 
 def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFrame:
-    r"""Polynomial degree on the Gaussian ball (r = 1) with its key log-weights and without.
+    r"""Polynomial degree on the Gaussian ball (r = 1), with its key log-weights and without.
 
-    An empty ``degree``: no degree up to ``max_degree`` meets ``eps``. Every certificate found
-    is verified (``AssertionError`` otherwise).
-    """
+    An empty ``degree``: none up to ``max_degree``. Raises ``AssertionError`` if a certificate
+    found does not verify."""
     rows = []
     for beta in betas:
         X, lw = gaussian_ball(1, beta)
@@ -373,48 +292,28 @@ def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFra
             row = polynomial_sweep(X, X, [beta], eps, max_degree=max_degree, log_weights=w)[0]
             rows.append({"n": len(X), "weights": label,
                          "log-weight range": 0.0 if w is None else float(np.ptp(w)), **row})
-    out = pd.DataFrame(rows)
-    if not out.loc[out["degree"].notna(), "verified"].all():
-        raise AssertionError("a polynomial certificate does not verify")
-    return out
+    return _all_verified(pd.DataFrame(rows))
 
 
 def degree_against_m(beta: float, eps: float, ms, seed: int) -> pd.DataFrame:
-    """:func:`attnrank_lite.quotient.polynomial.degree_table` for r = 1, every row verified."""
-    deg = pd.DataFrame(degree_table(1, beta, eps, ms, seed=seed))
-    if not deg["verified"].all():
-        raise AssertionError("a polynomial certificate does not verify")
-    return deg
+    """:func:`~.polynomial.degree_table` for r = 1, every row verified."""
+    return _all_verified(pd.DataFrame(degree_table(1, beta, eps, ms, seed=seed)), every=True)
 
 
-# ---------------------------------------------------------------------------------------------
-# chapter 5: the perturbation lemma, truncation bounds, tolerance dimension, trade-off
+# chapter 5
 
 #: relative and absolute rounding allowance of the chapter-5 checks
 ROUNDING = 1e-12
 
 
 def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
-    r"""``lem-softmax-perturbation`` against its sharp example and random pairs.
+    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from
+    :math:`10^{-3}` to 20) and ``n_pairs`` random pairs over 6 keys.
 
-    The two-level example (:func:`attnrank_lite.quotient.constructions.two_level_example`) on
-    200 oscillations from :math:`10^{-3}` to 20, and ``n_pairs`` random pairs over 6 keys.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        One row: the largest gap between the two-level change and :math:`2\tanh(t/4)`, the
-        number of pairs, the largest change/bound, the violations (change above the bound by
-        more than :data:`ROUNDING` relative plus :math:`10^{-13}`).
-    numbers : dict
-        ``sharp_gap``, ``pair_ratio`` (strings).
-    data : dict
-        ``t``, ``osc``, ``change`` for the figure.
-
-    Raises
-    ------
-    AssertionError
-        If the two-level gap exceeds :data:`ROUNDING` or a pair violates the bound.
+    Returns the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest change/bound,
+    violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers
+    ``sharp_gap``, ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; raises
+    ``AssertionError`` if the gap exceeds :data:`ROUNDING` or a pair violates the bound.
     """
     t = np.logspace(-3, np.log10(20), 200)
     gap = float(np.abs(cs.two_level_example(t) - oscillation_bound(t)).max())
@@ -432,18 +331,9 @@ def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
 
 def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
                      ) -> pd.DataFrame:
-    r"""The bounds of ``prop-truncation-residual`` for every truncation rank of random heads.
-
-    One head per ``decay`` (:func:`attnrank_lite.quotient.constructions.decaying_head`,
-    spectrum :math:`\rho^{l-1}`), each beta and each s = 0..d: the columns of
-    :func:`attnrank_lite.quotient.interaction.residual_bounds` (``measured``, ``tanh``,
-    ``osc``, ``sigma``, ...).
-
-    Raises
-    ------
-    AssertionError
-        If the chain measured <= tanh <= osc <= sigma fails beyond :data:`ROUNDING`.
-    """
+    r"""The columns of :func:`~.interaction.residual_bounds` for each decay (one
+    :func:`~.constructions.decaying_head` each), beta and ``s = 0..d``. Raises
+    ``AssertionError`` if measured <= tanh <= osc <= sigma fails beyond :data:`ROUNDING`."""
     rows = []
     for rho in decays:
         Q, K, M = cs.decaying_head(d, n, n, rho, seed=seed, key_offset=key_offset)
@@ -462,23 +352,12 @@ def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
 
 
 def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Ratios measured/bound per (decay, beta) over s < d: min, median, max.
-
-    Returns
-    -------
-    tight : pandas.DataFrame
-        Two-level columns (ratio, statistic), indexed by (decay, beta).
-    flat : pandas.DataFrame
-        The same with flat column names, for the CSV.
-    numbers : dict
-        ``ratio_max``; ``sigma_med_first``, ``sigma_med_last`` (median measured/sigma at the
-        first and last beta); ``beta_first``, ``beta_last``.
-    """
+    """Ratios measured/bound per (decay, beta) over s < d (min, median, max): the table with
+    two-level columns, the same flat, and the numbers ``ratio_max``, ``sigma_med_first``,
+    ``sigma_med_last``, ``beta_first``, ``beta_last``."""
     ok = trunc[trunc["s"] < d]
+    ratios = ok.assign(**{f"measured/{b}": ok.measured / ok[b] for b in ("tanh", "osc", "sigma")})
     cols = ["measured/tanh", "measured/osc", "measured/sigma"]
-    ratios = ok.assign(**{"measured/tanh": ok.measured / ok.tanh,
-                          "measured/osc": ok.measured / ok.osc,
-                          "measured/sigma": ok.measured / ok.sigma})
     tight = ratios.groupby(["decay", "beta"])[cols].agg(["min", "median", "max"])
     flat = tight.reset_index()
     flat.columns = ["_".join(map(str, c)).strip("_") for c in flat.columns]
@@ -491,8 +370,8 @@ def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, 
 
 def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int,
                      taus=None) -> pd.DataFrame:
-    r""":math:`r(\tau)` (``def-tolerance-dimension``) of each random head at each beta, over
-    ``taus`` (default 80 values from :math:`10^{-3}` to 10)."""
+    r""":math:`r(\tau)` of each random head at each beta over ``taus`` (default 80 values
+    from :math:`10^{-3}` to 10)."""
     taus = np.logspace(-3, 1, 80) if taus is None else np.asarray(taus, float)
     rows = []
     for rho in decays:
@@ -508,23 +387,12 @@ def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int
 
 def tradeoff_numbers(d: int, n: int, decay: float, beta: float, eps: float,
                      key_offset: float, seed: int) -> tuple[pd.DataFrame, dict]:
-    """The total certificate of one random head against the truncation rank
-    (:func:`attnrank_lite.quotient.truncation.truncation_tradeoff`), with the quoted numbers.
-
-    Returns
-    -------
-    trade : pandas.DataFrame
-    numbers : dict
-        ``svd_best``, ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``,
-        ``poly_full``, ``s_full``, ``s_first`` (the first s with budget left).
-
-    Raises
-    ------
-    AssertionError
-        If a certificate with budget left does not verify against A.
-    """
+    """:func:`~.interaction.truncation_tradeoff` of one random head, with the quoted numbers
+    ``svd_best``, ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``, ``poly_full``,
+    ``s_full``, ``s_first``. Raises ``AssertionError`` if a certificate with budget left does not
+    verify against A."""
     Q, K, M = cs.decaying_head(d, n, n, decay, seed=seed, key_offset=key_offset)
-    trade = pd.DataFrame(truncation_tradeoff(Q, K, M, beta, eps))
+    trade = pd.DataFrame(ia.truncation_tradeoff(Q, K, M, beta, eps))
     has = trade["budget"] > 0
     if not (trade.loc[has, "verified_on_A"].all()
             and trade.loc[has & trade["poly_count"].notna(), "poly_verified_on_A"].all()):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from attnrank_lite.calibration.rank_stats import (
+from attnrank_lite.calibration.report import (
     MIN_DEFINED,
     sign_class,
     spearman,

@@ -23,11 +23,11 @@ from attnrank_lite.quotient.interaction import (
     row_scalar_quotient,
     tolerance_dimension,
     truncate_interaction,
+    truncation_tradeoff,
     visible_coordinates,
     visible_dimension,
 )
 from attnrank_lite.quotient.polynomial import monomial_count
-from attnrank_lite.quotient.truncation import truncation_tradeoff
 
 
 # ---------------------------------------------------------------- row-scalar quotient

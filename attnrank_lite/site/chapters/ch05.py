@@ -60,7 +60,7 @@ SPEC = ChapterSpec(
                                      "attnrank_lite.quotient.report.truncation_table"],
         "def-tolerance-dimension": ["attnrank_lite.quotient.interaction.tolerance_dimension",
                                     "attnrank_lite.quotient.report.tolerance_curves"],
-        "thm-interaction-subspaces": ["attnrank_lite.quotient.truncation.truncation_tradeoff"],
+        "thm-interaction-subspaces": ["attnrank_lite.quotient.interaction.truncation_tradeoff"],
     },
     memory=_memory,
     runtime=_runtime,

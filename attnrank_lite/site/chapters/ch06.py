@@ -126,7 +126,7 @@ SPEC = ChapterSpec(
     code={
         "claim-bert-calibration": ["attnrank_lite.calibration.study.run_study",
                                    "attnrank_lite.calibration.report.associations",
-                                   "attnrank_lite.calibration.rank_stats.spearman_bootstrap",
+                                   "attnrank_lite.calibration.report.spearman_bootstrap",
                                    "attnrank_lite.calibration.report.verdict"],
         "def-whitened-effective-dimension": ["attnrank_lite.calibration.whitened.head_geometry",
                                              "attnrank_lite.calibration.whitened.eta_bound",
