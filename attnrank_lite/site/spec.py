@@ -167,11 +167,9 @@ class ChapterSpec:
         the parameters alone; runs that cannot fit are refused before any work
         (:mod:`attnrank_lite.site.memory`).
     runtime : callable, optional
-        ``f(values) -> iterable of RuntimeTerm``: the seconds each costly step takes, estimated
-        from the parameters alone and calibrated against measured runs
+        ``f(values) -> iterable of Cost``: the work of each costly step, from the parameters
+        alone; the run-time model's fitted constants turn it into seconds
         (:mod:`attnrank_lite.site.runtime`); runs far beyond ``--max-minutes`` are refused.
-    runtime_error : float
-        The factor within which the runtime estimate matched the calibration runs.
     code : dict
         Statement label on the chapter's page -> dotted paths of the functions that implement
         or check it (the "code" column of the theorem index).
@@ -189,7 +187,6 @@ class ChapterSpec:
     constraints: tuple = ()
     memory: Callable | None = None
     runtime: Callable | None = None
-    runtime_error: float = 3.0
     code: dict = field(default_factory=dict)
     inputs: Callable | None = None
 

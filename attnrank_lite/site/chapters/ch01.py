@@ -1,6 +1,6 @@
 """Chapter 1: the max-row-l1 approximation rank."""
 from ..memory import dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -13,28 +13,15 @@ def _memory(v):
     yield dense_need(v["n"], v["n"] * c, "split_factors", f"the identity with {c} copies per key")
 
 
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the calibration run (RUNTIME_CALIBRATION)."""
-    nc, n = v["n_circle"], v["n"]
-    # one random trial against the 4096 x 4096 circle matrix took 0.12 s (issue 16)
-    yield scaled(0.12, v["n_trials"] * nc ** 2, 4096 ** 2, "n_trials",
-                 f"{v['n_trials']:,} random value matrices against the {nc} x {nc} circle matrix")
-    yield scaled(8.5, nc ** 3 * (len(v["eps_values"]) + 4), 256 ** 3 * 10, "n_circle",
-                 f"SVDs and brackets of the {nc} x {nc} circle matrix")
-    yield scaled(26.7, sum(v["split_factors"]) * (nc ** 3 + n ** 3), 127 * (256 ** 3 + 48 ** 3),
-                 "split_factors", f"brackets of the key-split matrices, {sum(v['split_factors'])} copies in all")
-    yield scaled(0.8, n ** 3, 48 ** 3, "n", "the exact cases")
+    """The work of the costly steps (terms of the run-time model, site/runtime.py)."""
+    nc, n, c = v["n_circle"], v["n"], sum(v["split_factors"])
+    yield Cost("trials", v["n_trials"] * nc ** 2, "n_trials",
+               f"{v['n_trials']:,} random value matrices against the {nc} x {nc} circle matrix")
+    yield Cost("svd", nc ** 3 * (len(v["eps_values"]) + 4), "n_circle", f"SVDs and brackets of {nc} circle points")
+    yield Cost("split", c * (nc ** 3 + n ** 3), "split_factors", f"brackets of {c} key-split copies")
+    yield Cost("exact", n ** 3, "n", "the exact cases")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run are from cProfile:
-#: spectral contrast 72%, circle brackets and sweeps 25%, the rest 2%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 47.0},
-    {"profile": "quick", "seconds": 20.7},
-)
 
 SPEC = ChapterSpec(
     key="ch01",
@@ -68,7 +55,6 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
     code={
         "def-attention": ["attnrank_lite.engine.attention.softmax_attention"],
         "def-rank-eps": ["attnrank_lite.engine.norms.row_l1", "attnrank_lite.engine.bracket.rank_bracket"],

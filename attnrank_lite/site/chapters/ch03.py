@@ -1,6 +1,6 @@
 """Chapter 3: full-ball geometry, Theta(beta^{d/2})."""
 from ..memory import ball_grid_points, dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -16,34 +16,23 @@ def _memory(v):
         yield dense_need(n3, n3, "d3_betas", f"the d = 3 ball grid at beta = {b3:g}")
 
 
-
 def _ball_work(d, betas, s):
     """Dense brackets of the ball grids: the cube of the grid size, per beta."""
     return sum(ball_grid_points(d, b, s) ** 3 for b in betas)
 
 
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run."""
-    ne = len(v["eps_values"]) / 2
-    ref = _ball_work(2, [64.0, 128.0, 256.0, 512.0, 1024.0], 1.0)
-    yield scaled(6.4, ne * _ball_work(v["d"], v["betas"], v["spacing_factor"]), ref, "betas",
-                 f"dense brackets of the d = {v['d']} ball grids up to beta = {max(v['betas']):g}")
-    if v["include_d3"]:  # the same cost per unit of work as the main sweep
-        yield scaled(6.4, ne * _ball_work(3, v["d3_betas"], v["spacing_factor"]), ref, "d3_betas",
-                     f"dense brackets of the d = 3 ball grids up to beta = {max(v['d3_betas']):g}")
-    yield scaled(9.0, ne * len(v["betas"]) * v["circle_n"] ** 3, 5 * 1024 ** 3, "circle_n",
-                 f"dense brackets of {v['circle_n']} circle points")
-    yield scaled(0.6, len(v["neff_betas"]), 8, "neff_betas", "the token-count and rounding tables")
+    """The work of the costly steps: dense brackets, the cube of each grid's size."""
+    ne, s = len(v["eps_values"]), v["spacing_factor"]
+    yield Cost("ball", ne * _ball_work(v["d"], v["betas"], s), "betas",
+               f"dense brackets of the d = {v['d']} ball grids up to beta = {max(v['betas']):g}")
+    if v["include_d3"]:
+        yield Cost("ball", ne * _ball_work(3, v["d3_betas"], s), "d3_betas",
+                   f"dense brackets of the d = 3 ball grids up to beta = {max(v['d3_betas']):g}")
+    yield Cost("circle", ne * len(v["betas"]) * v["circle_n"] ** 3, "circle_n",
+               f"dense brackets of {v['circle_n']} circle points")
+    yield Cost("tables", len(v["neff_betas"]), "neff_betas", "the token-count and rounding tables")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run: ball sweeps 40%, circle
-#: sweep 56%, token and rounding tables 4%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 26.0},
-    {"profile": "quick", "seconds": 21.9},
-)
 
 SPEC = ChapterSpec(
     key="ch03",
@@ -75,7 +64,6 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
     code={
         "thm-ball-law": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.sweeps.ball_instance",
                          "attnrank_lite.laws.ball_report.ball_sweeps", "attnrank_lite.laws.ball_report.ball_slopes"],

@@ -1,6 +1,6 @@
 """Chapter 5: approximate interaction subspaces."""
 from ..memory import dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -9,23 +9,13 @@ def _memory(v):
     yield dense_need(v["n"], v["n"], "n", "a random head's attention matrix and its bracket")
 
 
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run."""
-    yield scaled(0.5, len(v["decays"]) * len(v["betas"]) * (v["d"] + 1) * v["n"] ** 2, 3 * 3 * 9 * 200 ** 2, "n",
-                 f"truncation residuals of {len(v['decays'])} heads of {v['n']} tokens")
-    yield scaled(0.3, v["n_pairs"], 20000, "n_pairs", f"{v['n_pairs']:,} random logit pairs")
-    yield scaled(0.2, v["n"] ** 3, 200 ** 3, "n", "the tau trade-off")
+    """The work of the costly steps."""
+    yield Cost("heads", len(v["decays"]) * len(v["betas"]) * (v["d"] + 1) * v["n"] ** 2, "n",
+               f"truncation residuals of {len(v['decays'])} heads of {v['n']} tokens")
+    yield Cost("pairs", v["n_pairs"], "n_pairs", f"{v['n_pairs']:,} random logit pairs")
+    yield Cost("tradeoff", v["n"] ** 3, "n", "the tau trade-off")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build; the chapter's own work is about a second, the rest is
-#: the kernel's start and imports
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 11.0},
-    {"profile": "quick", "seconds": 19.4},
-)
 
 SPEC = ChapterSpec(
     key="ch05",
@@ -64,5 +54,4 @@ SPEC = ChapterSpec(
     },
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
 )
