@@ -171,8 +171,9 @@ class ChapterSpec:
         alone; the run-time model's fitted constants turn it into seconds
         (:mod:`attnrank_lite.site.runtime`); runs far beyond ``--max-minutes`` are refused.
     code : dict
-        Statement label on the chapter's page -> dotted paths of the functions that implement
-        or check it (the "code" column of the theorem index).
+        Statement label on the chapter's page -> the functions that implement or check it (the
+        "code" column of the theorem index), given as one string of dotted paths under
+        ``attnrank_lite.`` separated by spaces, kept as a list of full dotted paths.
     inputs : callable, optional
         ``f(values) -> iterable of paths``: the files and folders the chapter reads that are
         not part of the package (a path parameter such as chapter 7's ``store``), so that the
@@ -191,6 +192,8 @@ class ChapterSpec:
     inputs: Callable | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "code", {label: [f"attnrank_lite.{p}" for p in paths.split()]
+                                          for label, paths in self.code.items()})
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.key}: duplicate parameter names")

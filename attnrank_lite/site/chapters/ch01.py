@@ -55,29 +55,19 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    code={
-        "def-attention": ["attnrank_lite.engine.attention.softmax_attention"],
-        "def-rank-eps": ["attnrank_lite.engine.norms.row_l1", "attnrank_lite.engine.bracket.rank_bracket"],
-        "prop-bounded-outputs": ["attnrank_lite.engine.norms.worst_case_values",
-                                 "attnrank_lite.engine.rank_checks.bounded_outputs_table",
-                                 "attnrank_lite.engine.norms.bounded_output_error",
-                                 "attnrank_lite.engine.examples.random_bounded_values_max"],
-        "prop-cluster-mass": ["attnrank_lite.engine.certificates.ClusterMassCertificate",
-                              "attnrank_lite.engine.lower.cluster_mass_lower_bound",
-                              "attnrank_lite.engine.rank_checks.cluster_certificate",
-                              "attnrank_lite.engine.rank_checks.tamper_table"],
-        "prop-frobenius-tail": ["attnrank_lite.engine.certificates.FrobeniusTailCertificate",
-                                "attnrank_lite.engine.lower.frobenius_tail_lower_bound",
-                                "attnrank_lite.engine.rank_checks.eps_sweep_table"],
-        "prop-exact-cases": ["attnrank_lite.engine.examples.exact_cases",
-                             "attnrank_lite.engine.rank_checks.exact_case_table"],
-        "prop-invariances": ["attnrank_lite.engine.attention.row_softmax",
-                             "attnrank_lite.engine.rank_checks.invariance_table",
-                             "attnrank_lite.engine.bracket_algebra.intersect",
-                             "attnrank_lite.engine.bracket_algebra.monotone_envelope"],
-        "prop-multiplicity": ["attnrank_lite.engine.examples.merge_duplicate_keys",
-                              "attnrank_lite.engine.examples.split_keys",
-                              "attnrank_lite.engine.rank_checks.multiplicity_table",
-                              "attnrank_lite.engine.rank_checks.spectral_contrast_table"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "def-attention": "engine.attention.softmax_attention",
+        "def-rank-eps": "engine.norms.row_l1 engine.bracket.rank_bracket",
+        "prop-bounded-outputs": "engine.norms.worst_case_values engine.rank_checks.bounded_outputs_table "
+            "engine.norms.bounded_output_error engine.examples.random_bounded_values_max",
+        "prop-cluster-mass": "engine.certificates.ClusterMassCertificate engine.lower.cluster_mass_lower_bound "
+            "engine.rank_checks.cluster_certificate engine.rank_checks.tamper_table",
+        "prop-frobenius-tail": "engine.certificates.FrobeniusTailCertificate engine.lower.frobenius_tail_lower_bound "
+            "engine.rank_checks.eps_sweep_table",
+        "prop-exact-cases": "engine.examples.exact_cases engine.rank_checks.exact_case_table",
+        "prop-invariances": "engine.attention.row_softmax engine.rank_checks.invariance_table "
+            "engine.bracket_algebra.intersect engine.bracket_algebra.monotone_envelope",
+        "prop-multiplicity": "engine.examples.merge_duplicate_keys engine.examples.split_keys "
+            "engine.rank_checks.multiplicity_table engine.rank_checks.spectral_contrast_table",
     },
 )

@@ -99,39 +99,24 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    code={
-        "thm-spherical-law": ["attnrank_lite.laws.sweeps.bracket_sweep", "attnrank_lite.laws.sweeps.point_sweep",
-                              "attnrank_lite.point_bracket", "attnrank_lite.laws.sphere_report.law_slopes"],
-        "obs-spherical-slopes": ["attnrank_lite.laws.verdicts.judged_slope_table",
-                                 "attnrank_lite.laws.sphere_report.law_section",
-                                 "attnrank_lite.laws.sphere_report.law_numbers",
-                                 "attnrank_lite.laws.law_tables.constant_brackets",
-                                 "attnrank_lite.laws.law_tables.constants_summary",
-                                 "attnrank_lite.laws.verdicts.width_trend"],
-        "lem-chebyshev-exp": ["attnrank_lite.laws.sphere_proofs.chebyshev_exp_coefficients",
-                              "attnrank_lite.laws.sphere_proofs.chebyshev_tail",
-                              "attnrank_lite.laws.sphere_proofs.chebyshev_tail_bound",
-                              "attnrank_lite.laws.sphere_proofs.proven_degree",
-                              "attnrank_lite.laws.sphere_proofs.bessel_sum_degree",
-                              "attnrank_lite.laws.sphere_proofs.price_of_proof"],
-        "thm-sphere-upper": ["attnrank_lite.laws.sphere_proofs.normaliser_shares",
-                             "attnrank_lite.laws.sphere_proofs.chebyshev_construction_errors",
-                             "attnrank_lite.laws.sphere_proofs.upper_proof_table",
-                             "attnrank_lite.engine.harmonic.HarmonicBasis",
-                             "attnrank_lite.engine.harmonic.harmonic_upper_bound"],
-        "prop-neumann-lower": ["attnrank_lite.engine.neumann.NeumannCertificate",
-                               "attnrank_lite.engine.neumann.inverse_norm_bound",
-                               "attnrank_lite.engine.neumann.neumann_lower_bound"],
-        "thm-sphere-lower": ["attnrank_lite.laws.sphere_proofs.regularity_constants",
-                             "attnrank_lite.laws.sphere_proofs.cap_radius_factor",
-                             "attnrank_lite.laws.sphere_proofs.cap_packing_certificate",
-                             "attnrank_lite.laws.sphere_proofs.lower_proof_table",
-                             "attnrank_lite.engine.neumann.NeumannCertificate",
-                             "attnrank_lite.engine.neumann.neumann_lower_bound"],
-        "cor-sphere-lower-worst-case": ["attnrank_lite.laws.sphere_proofs.lower_proof_table",
-                                        "attnrank_lite.laws.law_tables.regularity_drift"],
-        "prop-funk-hecke": ["attnrank_lite.laws.spectra.funk_hecke_eigenvalues",
-                            "attnrank_lite.laws.spectra.circulant_kernel_spectrum",
-                            "attnrank_lite.laws.spectra.predicted_attention_spectrum"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "thm-spherical-law": "laws.sweeps.bracket_sweep laws.sweeps.point_sweep point_bracket "
+            "laws.sphere_report.law_slopes",
+        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.sphere_report.law_section "
+            "laws.sphere_report.law_numbers laws.law_tables.constant_brackets laws.law_tables.constants_summary "
+            "laws.verdicts.width_trend",
+        "lem-chebyshev-exp": "laws.sphere_proofs.chebyshev_exp_coefficients laws.sphere_proofs.chebyshev_tail "
+            "laws.sphere_proofs.chebyshev_tail_bound laws.sphere_proofs.proven_degree "
+            "laws.sphere_proofs.bessel_sum_degree laws.sphere_proofs.price_of_proof",
+        "thm-sphere-upper": "laws.sphere_proofs.normaliser_shares laws.sphere_proofs.chebyshev_construction_errors "
+            "laws.sphere_proofs.upper_proof_table engine.harmonic.HarmonicBasis engine.harmonic.harmonic_upper_bound",
+        "prop-neumann-lower": "engine.neumann.NeumannCertificate engine.neumann.inverse_norm_bound "
+            "engine.neumann.neumann_lower_bound",
+        "thm-sphere-lower": "laws.sphere_proofs.regularity_constants laws.sphere_proofs.cap_radius_factor "
+            "laws.sphere_proofs.cap_packing_certificate laws.sphere_proofs.lower_proof_table "
+            "engine.neumann.NeumannCertificate engine.neumann.neumann_lower_bound",
+        "cor-sphere-lower-worst-case": "laws.sphere_proofs.lower_proof_table laws.law_tables.regularity_drift",
+        "prop-funk-hecke": "laws.spectra.funk_hecke_eigenvalues laws.spectra.circulant_kernel_spectrum "
+            "laws.spectra.predicted_attention_spectrum",
     },
 )

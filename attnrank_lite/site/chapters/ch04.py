@@ -87,23 +87,16 @@ SPEC = ChapterSpec(
                   "degree_ms": [10, 100, 1000, 10000, 30000]},
     },
     constraints=(_sorted_betas,),
-    code={
-        "prop-quotient": ["attnrank_lite.quotient.interaction.row_scalar_quotient"],
-        "def-visible-dimension": ["attnrank_lite.quotient.interaction.visible_dimension",
-                                  "attnrank_lite.quotient.interaction.double_centre",
-                                  "attnrank_lite.quotient.interaction.visible_coordinates"],
-        "prop-head-visible": ["attnrank_lite.quotient.interaction.head_visible_dimension",
-                              "attnrank_lite.quotient.report.head_quotient"],
-        "thm-r-half-law": ["attnrank_lite.quotient.constructions.sharp_hidden_instance",
-                           "attnrank_lite.laws.sweeps.bracket_sweep",
-                           "attnrank_lite.laws.verdicts.judged_slope_table",
-                           "attnrank_lite.quotient.report.r_half_sweeps",
-                           "attnrank_lite.quotient.report.r_half_slopes",
-                           "attnrank_lite.quotient.report.r_half_widths"],
-        "prop-polynomial-certificate": ["attnrank_lite.quotient.polynomial.polynomial_certificate",
-                                        "attnrank_lite.quotient.polynomial.degree_table",
-                                        "attnrank_lite.quotient.report.polynomial_table",
-                                        "attnrank_lite.quotient.report.polynomial_numbers"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "prop-quotient": "quotient.interaction.row_scalar_quotient",
+        "def-visible-dimension": "quotient.interaction.visible_dimension quotient.interaction.double_centre "
+            "quotient.interaction.visible_coordinates",
+        "prop-head-visible": "quotient.interaction.head_visible_dimension quotient.report.head_quotient",
+        "thm-r-half-law": "quotient.constructions.sharp_hidden_instance laws.sweeps.bracket_sweep "
+            "laws.verdicts.judged_slope_table quotient.report.r_half_sweeps quotient.report.r_half_slopes "
+            "quotient.report.r_half_widths",
+        "prop-polynomial-certificate": "quotient.polynomial.polynomial_certificate quotient.polynomial.degree_table "
+            "quotient.report.polynomial_table quotient.report.polynomial_numbers",
     },
     memory=_memory,
     runtime=_runtime,

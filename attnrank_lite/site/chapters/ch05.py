@@ -40,17 +40,14 @@ SPEC = ChapterSpec(
         "quick": {"n": 100, "n_pairs": 5000, "decays": [0.3, 0.85], "betas": [1.0, 8.0]},
         "paper": {"n": 1000, "d": 16, "n_pairs": 200000, "betas": [1.0, 4.0, 16.0, 64.0]},
     },
-    code={
-        "lem-softmax-perturbation": ["attnrank_lite.engine.perturbation.oscillation_bound",
-                                     "attnrank_lite.engine.perturbation.softmax_perturbation_bound",
-                                     "attnrank_lite.quotient.constructions.two_level_example",
-                                     "attnrank_lite.quotient.report.lemma_checks"],
-        "prop-truncation-residual": ["attnrank_lite.quotient.interaction.residual_bounds",
-                                     "attnrank_lite.quotient.interaction.truncate_interaction",
-                                     "attnrank_lite.quotient.report.truncation_table"],
-        "def-tolerance-dimension": ["attnrank_lite.quotient.interaction.tolerance_dimension",
-                                    "attnrank_lite.quotient.report.tolerance_curves"],
-        "thm-interaction-subspaces": ["attnrank_lite.quotient.truncation.truncation_tradeoff"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "lem-softmax-perturbation": "engine.perturbation.oscillation_bound "
+            "engine.perturbation.softmax_perturbation_bound quotient.constructions.two_level_example "
+            "quotient.report.lemma_checks",
+        "prop-truncation-residual": "quotient.interaction.residual_bounds quotient.interaction.truncate_interaction "
+            "quotient.report.truncation_table",
+        "def-tolerance-dimension": "quotient.interaction.tolerance_dimension quotient.report.tolerance_curves",
+        "thm-interaction-subspaces": "quotient.truncation.truncation_tradeoff",
     },
     memory=_memory,
     runtime=_runtime,

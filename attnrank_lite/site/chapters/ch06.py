@@ -109,21 +109,14 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     inputs=_inputs,
-    code={
-        "claim-bert-calibration": ["attnrank_lite.calibration.study.run_study",
-                                   "attnrank_lite.calibration.report.associations",
-                                   "attnrank_lite.calibration.rank_stats.spearman_bootstrap",
-                                   "attnrank_lite.calibration.report.verdict"],
-        "def-whitened-effective-dimension": ["attnrank_lite.calibration.whitened.head_geometry",
-                                             "attnrank_lite.calibration.whitened.eta_bound",
-                                             "attnrank_lite.calibration.whitened.eta_osc",
-                                             "attnrank_lite.calibration.whitened.tolerance_dims"],
-        "prop-whitened-truncation": ["attnrank_lite.calibration.whitened.truncated_coordinates",
-                                     "attnrank_lite.engine.perturbation.oscillation_bound",
-                                     "attnrank_lite.calibration.whitened.eta_osc",
-                                     "attnrank_lite.calibration.whitened.eta_bound"],
-        "prop-certificate-chain": ["attnrank_lite.calibration.study.study_head",
-                                   "attnrank_lite.quotient.polynomial.polynomial_certificate",
-                                   "attnrank_lite.quotient.polynomial.monomial_count"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "claim-bert-calibration": "calibration.study.run_study calibration.report.associations "
+            "calibration.rank_stats.spearman_bootstrap calibration.report.verdict",
+        "def-whitened-effective-dimension": "calibration.whitened.head_geometry calibration.whitened.eta_bound "
+            "calibration.whitened.eta_osc calibration.whitened.tolerance_dims",
+        "prop-whitened-truncation": "calibration.whitened.truncated_coordinates engine.perturbation.oscillation_bound "
+            "calibration.whitened.eta_osc calibration.whitened.eta_bound",
+        "prop-certificate-chain": "calibration.study.study_head quotient.polynomial.polynomial_certificate "
+            "quotient.polynomial.monomial_count",
     },
 )

@@ -80,14 +80,9 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     inputs=_inputs,
-    code={
-        "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
-                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.scale.capped",
-                              "attnrank_lite.laws.verdicts.judge_slope",
-                              "attnrank_lite.laws.scale_report.law_report",
-                              "attnrank_lite.laws.law_store.read_store",
-                              "attnrank_lite.laws.row_certificates.verify_row",
-                              "attnrank_lite.laws.scale_report.recheck_stored",
-                              "attnrank_lite.engine.parallel.run_tasks"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "obs-laws-at-scale": "laws.scale.sweep_task laws.scale.run_sweep laws.scale.law_table laws.scale.capped "
+            "laws.verdicts.judge_slope laws.scale_report.law_report laws.law_store.read_store "
+            "laws.row_certificates.verify_row laws.scale_report.recheck_stored engine.parallel.run_tasks",
     },
 )
