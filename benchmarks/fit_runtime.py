@@ -32,17 +32,21 @@ from attnrank_lite.site.chapters import all_chapters, get_chapter
 
 def run_all(folder: Path, profiles) -> None:
     """Run every chapter in each profile, one at a time on one BLAS thread (as the build's
-    side-by-side chapters do), keeping each record with the probe measured before it."""
+    side-by-side chapters do), keeping each record with the probe measured before it; records
+    already in ``folder`` are kept."""
     from attnrank_lite.site.runner import run_chapter
     from attnrank_lite.site.schedule import thread_env
 
     os.environ.update(thread_env(1, cores=1))
     for spec in all_chapters():
         for profile in profiles:
+            path = folder / f"{spec.key}-{profile}.json"
+            if path.exists():  # kept from an earlier, interrupted call
+                continue
             probe = runtime.probe_seconds()
             with tempfile.TemporaryDirectory() as out:
                 rec = run_chapter(spec.key, profile=profile, outdir=out)
-            (folder / f"{spec.key}-{profile}.json").write_text(json.dumps({"probe": probe, "record": rec}, indent=1))
+            path.write_text(json.dumps({"probe": probe, "record": rec}, indent=1))
             print(f"{spec.key} {profile}: {rec['cpu_seconds']:.1f} CPU s ({rec['seconds']:.1f} s wall), "
                   f"probe {probe * 1e3:.1f} ms", flush=True)
 
@@ -56,7 +60,7 @@ def fit(runs: list[dict], model: dict) -> dict:
     for r in runs:
         rec = r["record"]
         spec = get_chapter(rec["chapter"])
-        work = sum(t.seconds for t in runtime.terms(spec, spec.validate(rec["parameters"]), model))
+        work = sum(s for s, _ in runtime.terms(spec, spec.validate(rec["parameters"]), model))
         row = np.zeros(1 + len(keys))
         row[0], row[1 + keys.index(rec["chapter"])] = 1.0, work
         seconds = rec["cpu_seconds"] * probe / r["probe"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .spec import ParameterError
 
-__all__ = ["Cost", "RuntimeTerm", "RuntimeEstimate", "TooSlow", "DEFAULT_MAX_MINUTES", "MODEL_PATH", "load_model",
+__all__ = ["Cost", "RuntimeEstimate", "TooSlow", "DEFAULT_MAX_MINUTES", "MODEL_PATH", "load_model",
            "terms", "estimate_runtime", "check_runtime", "probe_seconds", "record_ratio", "format_duration",
            "format_minutes"]
 
@@ -46,46 +46,33 @@ class Cost:
 
 
 @dataclass(frozen=True)
-class RuntimeTerm:
-    """Estimated ``seconds`` of one step, its driving ``param`` and ``what`` it is."""
-
-    seconds: float
-    param: str
-    what: str
-
-
-@dataclass(frozen=True)
 class RuntimeEstimate:
-    """``seconds`` in all, within a factor ``error`` either way, and the largest ``term``."""
+    """``seconds`` in all, within a factor ``error`` either way, and the costliest step ``term``."""
 
     seconds: float
     error: float
-    term: RuntimeTerm | None
+    term: Cost | None
 
 
 @functools.cache
-def _read_model(path: str) -> dict:
+def load_model(path: Path = MODEL_PATH) -> dict:
+    """The fitted model: ``startup_seconds``, ``probe_seconds``, ``factor`` and, per chapter key,
+    ``{term: CPU seconds per unit of work}``."""
     return json.loads(Path(path).read_text())
 
 
-def load_model(path=MODEL_PATH) -> dict:
-    """The fitted model: ``startup_seconds``, ``probe_seconds``, ``factor`` and, per chapter key,
-    ``{term: CPU seconds per unit of work}``."""
-    return _read_model(str(path))
-
-
-def terms(spec, values: dict, model: dict | None = None) -> list[RuntimeTerm]:
-    """Each costly step's seconds: its work times its term's coefficient in ``model``."""
+def terms(spec, values: dict, model: dict | None = None) -> list[tuple[float, Cost]]:
+    """Each costly step with its seconds: its work times its term's coefficient in ``model``."""
     coef = (model or load_model())["chapters"][spec.key]
-    return [RuntimeTerm(coef[c.term] * c.work, c.param, c.what) for c in (spec.runtime or (lambda v: ()))(values)]
+    return [(coef[c.term] * c.work, c) for c in (spec.runtime or (lambda v: ()))(values)]
 
 
 def estimate_runtime(spec, values: dict, model: dict | None = None) -> RuntimeEstimate:
-    """The run time of a chapter with these (validated) parameters: start-up plus its terms."""
+    """The run time of a chapter with these (validated) parameters: start-up plus its steps."""
     model = model or load_model()
     steps = terms(spec, values, model)
-    return RuntimeEstimate(model["startup_seconds"] + sum(t.seconds for t in steps), model["factor"],
-                           max(steps, key=lambda t: t.seconds, default=None))
+    return RuntimeEstimate(model["startup_seconds"] + sum(s for s, _ in steps), model["factor"],
+                           max(steps, key=lambda t: t[0], default=(0, None))[1])
 
 
 def probe_seconds() -> float:

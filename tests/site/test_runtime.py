@@ -120,7 +120,7 @@ def test_the_fit_recovers_a_known_model(tmp_path):
         spec = get_chapter(key)
         for profile, probe in (("quick", 0.01), ("book", 0.02), ("paper", 0.01)):
             values = spec.validate(spec.profile(profile))
-            work = sum(t.seconds for t in runtime.terms(spec, values, model))
+            work = sum(s for s, _ in runtime.terms(spec, values, model))
             cpu = (3.0 + k * work) * probe / 0.01
             runs.append({"probe": probe, "record": {"chapter": key, "profile": profile, "parameters": values,
                                                     "cpu_seconds": cpu}})

@@ -8,13 +8,9 @@ def _memory(v):
     """The model, the per-head queries and keys of every sequence, and one head's brackets."""
     large = "large" in str(v["model"]).lower()
     yield MemoryNeed((1.4 if large else 0.5) * 2 ** 30, "model", "the model's weights in float32")
-    seqs = v["n_sequences"] or 100
-    layers = len(v["layers"]) if v["layers"] else 7
-    heads = len(v["heads"]) if v["heads"] else (16 if large else 12)
-    t = v["max_tokens"]
-    yield MemoryNeed(2.0 * 8 * 64 * t * seqs * layers * heads + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
-                     f"queries and keys of {layers} x {heads} heads for {seqs} sequences of {t} tokens")
-
+    seqs, t = v["n_sequences"] or 100, v["max_tokens"]
+    yield MemoryNeed(2.0 * 8 * 64 * t * seqs * _heads(v) + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
+                     f"queries and keys of {_heads(v)} heads for {seqs} sequences of {t} tokens")
 
 
 #: passages of the shipped calibration corpus
@@ -38,6 +34,7 @@ def _inputs(v):
 
 
 def _heads(v):
+    """Heads of the study: the selected layers (the first 7) times the selected heads (all)."""
     large = "large" in str(v["model"]).lower()
     layers = len(v["layers"]) if v["layers"] else 7
     return layers * (len(v["heads"]) if v["heads"] else (16 if large else 12))
