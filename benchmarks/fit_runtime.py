@@ -83,6 +83,8 @@ def main(argv=None) -> int:
     args.records.mkdir(parents=True, exist_ok=True)
     run_all(args.records, args.run)
     runs = [json.loads(p.read_text()) for p in sorted(args.records.glob("ch*.json"))]
+    if not runs:
+        ap.error(f"no run records in {args.records} (run some with --run quick book)")
     model = fit(runs, runtime.load_model())
     bad = []
     for r in runs:
@@ -92,9 +94,12 @@ def main(argv=None) -> int:
     if bad:
         print(f"{len(bad)} runs outside the factor {model['factor']}: model not written")
         return 1
-    model["fitted_to"] = [f"{r['record']['chapter']} {r['record']['profile']} {r['record']['cpu_seconds']} CPU s"
-                          for r in runs]
-    args.out.write_text(json.dumps(model, indent=1) + "\n")
+    model["fitted_to"] = ", ".join(f"{r['record']['chapter']} {r['record']['profile']} "
+                                   f"{r['record']['cpu_seconds']} CPU s" for r in runs)
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in model.items() if k != "chapters"]
+    lines.append(' "chapters": {\n' + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
+                                                  for k, v in model["chapters"].items()) + "\n }")
+    args.out.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # one line per chapter
     print(f"written {args.out}")
     return 0
 
