@@ -20,11 +20,6 @@ def _memory(v):
     yield dense_need(n, n, "nsweep_ns", "the largest circle of the n-sweep")
 
 
-def _point_work(n, betas, d):
-    """Streamed brackets: n^2 kernel entries against about (1+beta)^((d-1)/2) harmonics, per beta."""
-    return n * n * sum((1 + b) ** ((d - 1) / 2) for b in betas)
-
-
 def _runtime(v):
     """The work of the costly steps: dense brackets n^2 per beta and eps (their verifying products
     dominate the SVD at these sizes), streamed ones n + n^2 (1+beta)^((d-1)/2)."""
@@ -36,7 +31,8 @@ def _runtime(v):
         n, betas = v[f"d{d}_n"], v[f"d{d}_betas"]
         if n:
             yield Cost("points", n, f"d{d}_n", f"{n} well-spread points on S^{d - 1}")
-            yield Cost("streamed", ne * _point_work(n, betas, d), f"d{d}_n", f"streamed brackets of {n} points")
+            work = ne * n * n * sum((1 + b) ** ((d - 1) / 2) for b in betas)  # ~ harmonics per beta
+            yield Cost("streamed", work, f"d{d}_n", f"streamed brackets of {n} points")
     yield Cost("nsweep", ne * sum(n ** 2 for n in v["nsweep_ns"]), "nsweep_ns", "the n-sweep's dense brackets")
     yield Cost("spectrum", v["spectrum_n"] ** 3, "spectrum_n", f"the spectrum of {v['spectrum_n']} points")
     yield Cost("tables", 1, "eps_values", "tables, slopes and figures")

@@ -16,19 +16,13 @@ def _memory(v):
         yield dense_need(n3, n3, "d3_betas", f"the d = 3 ball grid at beta = {b3:g}")
 
 
-def _ball_work(d, betas, s):
-    """Dense brackets of the ball grids: the cube of the grid size, per beta."""
-    return sum(ball_grid_points(d, b, s) ** 3 for b in betas)
-
-
 def _runtime(v):
-    """The work of the costly steps: dense brackets, the cube of each grid's size."""
+    """The work of the costly steps: dense brackets, the cube of each grid's size per beta and eps."""
     ne, s = len(v["eps_values"]), v["spacing_factor"]
-    yield Cost("ball", ne * _ball_work(v["d"], v["betas"], s), "betas",
-               f"dense brackets of the d = {v['d']} ball grids up to beta = {max(v['betas']):g}")
-    if v["include_d3"]:
-        yield Cost("ball", ne * _ball_work(3, v["d3_betas"], s), "d3_betas",
-                   f"dense brackets of the d = 3 ball grids up to beta = {max(v['d3_betas']):g}")
+    for d, name in ((v["d"], "betas"), (3, "d3_betas")):
+        if name == "betas" or v["include_d3"]:
+            yield Cost("ball", ne * sum(ball_grid_points(d, b, s) ** 3 for b in v[name]), name,
+                       f"dense brackets of the d = {d} ball grids up to beta = {max(v[name]):g}")
     yield Cost("circle", ne * len(v["betas"]) * v["circle_n"] ** 3, "circle_n",
                f"dense brackets of {v['circle_n']} circle points")
     yield Cost("tables", len(v["neff_betas"]), "neff_betas", "the token-count and rounding tables")
