@@ -1,13 +1,13 @@
 """Fit the run-time model (``attnrank_lite/site/data/runtime_model.json``) to measured runs.
 
-``--run quick book`` executes every chapter with those profiles, one at a time on one BLAS thread (as
-a build's side-by-side chapters run), and keeps each
-run record (``seconds``, ``cpu_seconds``, ``parameters``) with the machine-speed probe measured
-just before it in ``--records DIR``; without ``--run`` the script fits the records already there.
-The fit (non-negative least squares on relative errors) gives one start-up cost and one factor per
-chapter that multiplies its cost terms' coefficients; the model keeps the probe's mean over the
-runs, so that an estimate can be rescaled to another machine (:func:`runtime.estimate_runtime`).
-Every fitted run must lie within the model's ``factor`` of its estimate, else nothing is written.
+``--run quick book`` executes every chapter with those profiles, one at a time on one BLAS
+thread (as a build's side-by-side chapters run), and keeps each run record (``cpu_seconds``,
+``parameters``, ...) in ``--records DIR`` with the machine-speed probe measured just before it;
+without ``--run`` the script fits the records already there. The fit (non-negative least squares
+on relative errors) gives one start-up cost and one factor per chapter on its cost terms'
+coefficients; the model keeps the probes' mean, so that a run on another machine can be compared
+with its estimate (:func:`attnrank_lite.site.runtime.record_ratio`). Every fitted run must lie
+within the model's ``factor`` of its estimate, else nothing is written.
 
 Usage::
 
