@@ -1,11 +1,9 @@
 """Validation of the parameters a chapter notebook runs with.
 
-Every chapter declares its parameters once, in ``attnrank_lite/site/chapters/chNN.py``, as a
-:class:`~attnrank_lite.site.spec.ChapterSpec`. The notebook's ``parameters`` cell repeats the
-book defaults (papermill needs literal assignments; a test keeps the two in sync), and its
-validation cell calls :func:`validate_notebook_parameters`. The command line validates with the
-same spec before any work, so a bad name or value fails at once with a message naming the
-parameter and what is allowed.
+A chapter declares its parameters once (``site/chapters/chNN.py``); the notebook's ``parameters``
+cell repeats the book defaults as literals (papermill needs them; a test keeps the two in sync)
+and its validation cell calls :func:`validate_notebook_parameters`. The command line validates
+with the same spec before any work, so a bad name or value fails at once, naming the parameter.
 """
 from __future__ import annotations
 
@@ -28,15 +26,10 @@ _IPYTHON_UNDERSCORE = re.compile(r"^(_{1,3}|_i{1,3}|_i\d+|_\d+|_ih|_oh|_dh|_exit
 def validate_notebook_parameters(key: str, namespace: dict) -> types.SimpleNamespace:
     """Validate the parameters a notebook ran with (its globals after the parameters cells).
 
-    Raises :class:`ParameterError` for a bad value, and for a stray global variable that looks
-    like a misspelled parameter (e.g. injected by papermill under a wrong name, ``_eps`` included);
-    :class:`~attnrank_lite.site.memory.TooLarge` when the values need more memory than this
-    machine has available (the same check as the command line's, before any work).
-
-    Returns
-    -------
-    types.SimpleNamespace
-        The validated parameters, by name.
+    Raises :class:`ParameterError` for a bad value and for a stray global variable that looks
+    like a misspelled parameter (``_eps`` included); :class:`~attnrank_lite.site.memory.TooLarge`
+    when the values need more memory than this machine has available (as on the command line).
+    Returns the validated parameters as a ``types.SimpleNamespace``.
     """
     spec = get_chapter(key)
     known = {p.name for p in spec.params}

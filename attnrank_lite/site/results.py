@@ -1,14 +1,12 @@
 """Results tables: every figure's numbers saved as CSV next to the executed notebook.
 
-A bracket table also gets its certificates beside it (``SPEC.md`` section 6): the sweep that
-computed it writes one certificate file per instance into :func:`certificate_folder` (a hidden
-folder of the results), and ``save_table(..., certificates=folder)`` bundles them into
-``name_certificates.zip`` next to ``name.csv`` (members stored, not recompressed: each ``.npz``
-is compressed already), links it under the table and removes the folder. A bundle larger than
-:data:`BUNDLE_BUDGET_BYTES` is not published: the page says so under the table and a one-line
-``name_certificates.omitted`` file records why. The budget: at most
-:data:`BUNDLE_BUDGET_BYTES` per table and at most :data:`SITE_BUDGET_BYTES` for the whole site
-(``tests/site/test_certificates.py`` checks both on the built site).
+A bracket table also gets its certificates beside it (``SPEC.md`` section 6): its sweep writes
+one certificate file per instance into :func:`certificate_folder`, and ``save_table(...,
+certificates=folder)`` bundles them into ``name_certificates.zip`` next to ``name.csv`` (stored,
+not recompressed: each ``.npz`` is compressed already), links it under the table and removes the
+folder. A bundle over :data:`BUNDLE_BUDGET_BYTES` is not published: the page says so and a
+one-line ``name_certificates.omitted`` file records why. The whole site publishes at most
+:data:`SITE_BUDGET_BYTES` of bundles (``tests/site/test_site_certificates.py`` checks both).
 """
 from __future__ import annotations
 
@@ -31,13 +29,22 @@ SITE_BUDGET_BYTES = 40_000_000
 CERTIFICATE_DIR = ".certificates"
 
 
-def certificate_folder(name: str, results_dir: str) -> str:
-    """The folder where the sweep of table ``name`` writes its certificate files (emptied first).
+def _atomic(path: Path, write) -> None:
+    """``write(tmp)`` a new file beside ``path`` (a plain exclusive open: the usual permissions,
+    0644 under umask 022), then rename it into place; a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
-    It holds the budget (:data:`attnrank_lite.engine.certificate_io.BUDGET_FILE`): once its
-    files pass :data:`BUNDLE_BUDGET_BYTES`, the sweep writes no more (they would not be
-    published) and counts the ones left out.
-    """
+
+def certificate_folder(name: str, results_dir: str) -> str:
+    """The folder (emptied first) where the sweep of table ``name`` writes its certificate files,
+    holding the budget (:data:`attnrank_lite.engine.certificate_io.BUDGET_FILE`): past
+    :data:`BUNDLE_BUDGET_BYTES` the sweep writes no more (they would not be published) and counts
+    the ones left out."""
     from ..engine.certificate_io import BUDGET_FILE
 
     folder = Path(results_dir) / CERTIFICATE_DIR / name
@@ -48,12 +55,11 @@ def certificate_folder(name: str, results_dir: str) -> str:
 
 
 def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tuple[int, int, int, bool]:
-    """Zip every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``.
+    """Zip every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``
+    and the sweep left none out; remove the folder either way.
 
-    Returns ``(files, bytes, left_out, written)``: ``left_out`` counts the instances the sweep
-    did not write once the folder's budget was spent (then nothing is bundled). The folder is
-    removed either way. Members keep their paths relative to ``folder``, sorted; the zip is
-    written beside its final name and renamed.
+    Returns ``(files, bytes, left_out, written)``; members keep their paths relative to
+    ``folder``, sorted.
     """
     from ..engine.certificate_io import SKIPPED_FILE
 
@@ -64,14 +70,11 @@ def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tu
     left_out = len(skipped.read_text().splitlines()) if skipped.exists() else 0
     written = bool(files) and total <= budget and not left_out
     if written:
-        tmp = bundle.with_name(f".{bundle.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        try:
+        def write(tmp):
             with zipfile.ZipFile(tmp, "x", compression=zipfile.ZIP_STORED) as zf:
                 for f in files:
                     zf.write(f, f.relative_to(folder).as_posix())
-            os.replace(tmp, bundle)
-        finally:
-            tmp.unlink(missing_ok=True)
+        _atomic(bundle, write)
         total = bundle.stat().st_size
     shutil.rmtree(folder, ignore_errors=True)
     if folder.parent.name == CERTIFICATE_DIR:
@@ -84,24 +87,20 @@ def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tu
 
 def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
                certificates=None) -> Path:
-    """Write ``df`` to ``results_dir/name.csv`` atomically and (optionally) show a download link.
-
-    The file is written beside its final name and renamed into place, with the permissions any
-    new file gets (``0666`` less the umask: ``0644`` usually), so a reader never sees half a table.
+    """Write ``df`` to ``results_dir/name.csv`` atomically (:func:`_atomic`) and show a link.
 
     Parameters
     ----------
-    df : pandas.DataFrame
     name : str
         File stem (letters, digits, ``_`` and ``-``).
     results_dir : str
         Folder relative to the notebook's working directory (the chapter's ``results_dir``).
     show : bool
-        Display an HTML link to the file (relative, so it works in Jupyter and on the website).
+        Display an HTML link to the file (relative: it works in Jupyter and on the website).
     certificates : str, optional
-        The :func:`certificate_folder` the table's sweep wrote its certificate files into:
-        bundled into ``name_certificates.zip`` (within :data:`BUNDLE_BUDGET_BYTES`, else the
-        link line says why there is no bundle and ``name_certificates.omitted`` records it).
+        The :func:`certificate_folder` of the table's sweep, bundled by
+        :func:`bundle_certificates` into ``name_certificates.zip`` (else the link line says why
+        there is none and ``name_certificates.omitted`` records it).
 
     Returns
     -------
@@ -113,25 +112,20 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
     folder = Path(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.csv"
-    # a plain exclusive open, not mkstemp: the file gets the usual permissions (0644 under umask 022)
-    tmp = folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
+
+    def write(tmp):
         with open(tmp, "x", newline="") as fh:
             df.to_csv(fh, index=False, float_format="%.10g")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _atomic(path, write)
     cert = ""
     if certificates is not None:
-        bundle = folder / f"{name}_certificates.zip"
-        omitted = folder / f"{name}_certificates.omitted"
+        bundle, omitted = folder / f"{name}_certificates.zip", folder / f"{name}_certificates.omitted"
         bundle.unlink(missing_ok=True)
         omitted.unlink(missing_ok=True)
         files, size, left_out, written = bundle_certificates(certificates, bundle, budget=BUNDLE_BUDGET_BYTES)
         if written:
             cert = (f'; certificates: <a href="{bundle.as_posix()}" download>{bundle.name}</a> '
-                    f"({files} files, {size / 1e6:.2f} MB; recheck with "
-                    "<code>python -m attnrank_lite verify</code>)")
+                    f"({files} files, {size / 1e6:.2f} MB; recheck with <code>python -m attnrank_lite verify</code>)")
         else:
             more = f" and {left_out} more not written" if left_out else ""
             why = (f"{files} files, {size / 1e6:.1f} MB{more}, over this table's budget of "

@@ -1,31 +1,33 @@
 """How long a chapter's parameters will run, and the refusal of runs far beyond a limit.
 
-Beside its memory estimate (:mod:`attnrank_lite.site.memory`) each chapter spec may declare
-``runtime=f`` with ``f(values) -> iterable of RuntimeTerm``: the seconds each costly step of
-the notebook takes, from the parameters alone, as ``constant x work`` where ``work`` counts the
-step's floating-point work in the parameters' terms (``n_trials * n_circle**2`` products, the
-``n**3`` of a dense factorisation, ...) and the constant is calibrated against measured runs
-(the chapter module states the runs). The estimate is the sum of the terms plus a fixed start-up
-cost (:data:`STARTUP_SECONDS`); the chapter's ``runtime_error`` is the factor within which the
-estimate matched the calibration runs (the measured times themselves vary 2-3x with the load of
-the machine). ``run`` and ``build`` print the estimate before the first cell and refuse one above
-``--max-minutes`` (:func:`check_runtime`) with one line naming the parameter behind the largest
-term.
+A chapter spec declares ``runtime=f`` with ``f(values) -> iterable of Cost``: the work of each
+costly step counted in the parameters' terms (``n_trials * n_circle**2`` products, the ``n**3``
+of a factorisation, ...). The constants are in one data file, :data:`MODEL_PATH`, written by
+``benchmarks/fit_runtime.py`` from measured run records: each term's CPU seconds per unit of work,
+a start-up cost, the :func:`probe_seconds` of the machine they were measured on and the
+``factor`` within which every fitted run matched its estimate. The estimate is CPU seconds on
+that machine (its wall time when idle). ``run`` and ``build`` print it before the first cell and
+refuse one above ``--max-minutes`` (:func:`check_runtime`) in one line naming the parameter behind
+the largest term; :func:`record_ratio` compares a run record with its estimate, rescaled by the
+probes of the two machines (the built site's test fails when a chapter ran outside the factor).
 """
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from .spec import ParameterError
 
-__all__ = ["RuntimeTerm", "RuntimeEstimate", "TooSlow", "STARTUP_SECONDS", "DEFAULT_MAX_MINUTES",
-           "scaled", "estimate_runtime", "check_runtime", "format_duration", "format_minutes", "REFERENCE_MACHINE"]
+__all__ = ["Cost", "RuntimeEstimate", "TooSlow", "DEFAULT_MAX_MINUTES", "MODEL_PATH", "load_model",
+           "terms", "estimate_runtime", "check_runtime", "probe_seconds", "record_ratio", "format_duration",
+           "format_minutes"]
 
-#: starting a kernel and importing numpy, pandas, matplotlib and the package (6-13 s measured on
-#: a loaded 2-core machine)
-STARTUP_SECONDS = 10.0
 #: ``--max-minutes`` when not given
 DEFAULT_MAX_MINUTES = 60.0
+#: the model's constants (``benchmarks/fit_runtime.py`` writes them)
+MODEL_PATH = Path(__file__).with_name("data") / "runtime_model.json"
 
 
 class TooSlow(ParameterError):
@@ -33,48 +35,74 @@ class TooSlow(ParameterError):
 
 
 @dataclass(frozen=True)
-class RuntimeTerm:
-    """Estimated seconds of one step of a chapter.
+class Cost:
+    """The work of one costly step: ``work`` units of the model's term ``term``, driven by the
+    parameter ``param`` (as the user types it); ``what`` names the step for the refusal."""
 
-    Attributes
-    ----------
-    seconds : float
-    param : str
-        The parameter that drives the step's cost, as the user types it.
-    what : str
-        The step, e.g. ``"2,000 random value matrices against the 256 x 256 circle matrix"``.
-    """
-
-    seconds: float
+    term: str
+    work: float
     param: str
     what: str
 
 
-def scaled(measured: float, work: float, reference_work: float, param: str, what: str) -> RuntimeTerm:
-    """A step that took ``measured`` seconds on the calibration run, whose work was
-    ``reference_work``, scaled to ``work`` (the same count for the values at hand)."""
-    ratio = work / reference_work if reference_work > 0 else 0.0
-    return RuntimeTerm(measured * ratio, param, what)
-
-
 @dataclass(frozen=True)
 class RuntimeEstimate:
-    """A chapter's estimated run time: ``seconds`` in all, within a factor ``error`` (either way),
-    and its largest ``term``."""
+    """``seconds`` in all, within a factor ``error`` either way, and the costliest step ``term``."""
 
     seconds: float
     error: float
-    term: RuntimeTerm | None
+    term: Cost | None
 
 
-def estimate_runtime(spec, values: dict) -> RuntimeEstimate:
-    """The run time of a chapter with these (validated) parameters, from its spec's terms."""
-    error = float(getattr(spec, "runtime_error", 3.0) or 3.0)
-    if getattr(spec, "runtime", None) is None:
-        return RuntimeEstimate(STARTUP_SECONDS, error, None)
-    terms = list(spec.runtime(values))
-    total = STARTUP_SECONDS + sum(t.seconds for t in terms)
-    return RuntimeEstimate(total, error, max(terms, key=lambda t: t.seconds) if terms else None)
+@functools.cache
+def load_model(path: Path = MODEL_PATH) -> dict:
+    """The fitted model: ``startup_seconds``, ``probe_seconds``, ``factor`` and, per chapter key,
+    ``{term: CPU seconds per unit of work}``."""
+    return json.loads(Path(path).read_text())
+
+
+def terms(spec, values: dict, model: dict | None = None) -> list[tuple[float, Cost]]:
+    """Each costly step with its seconds: its work times its term's coefficient in ``model``."""
+    coef = (model or load_model())["chapters"][spec.key]
+    return [(coef[c.term] * c.work, c) for c in (spec.runtime or (lambda v: ()))(values)]
+
+
+def estimate_runtime(spec, values: dict, model: dict | None = None) -> RuntimeEstimate:
+    """The run time of a chapter with these (validated) parameters: start-up plus its steps."""
+    model = model or load_model()
+    steps = terms(spec, values, model)
+    return RuntimeEstimate(model["startup_seconds"] + sum(s for s, _ in steps), model["factor"],
+                           max(steps, key=lambda t: t[0], default=(0, None))[1])
+
+
+def probe_seconds() -> float:
+    """CPU seconds of twenty products of two 256 x 256 float64 matrices on one BLAS thread, the
+    best of five: the unit in which run times are compared across machines."""
+    import time
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    a = np.random.default_rng(0).standard_normal((256, 256))
+    best = float("inf")
+    with threadpool_limits(1):
+        for _ in range(5):
+            t0 = time.process_time()
+            for _ in range(20):
+                a @ a
+            best = min(best, time.process_time() - t0)
+    return best
+
+
+def record_ratio(record: dict, probe: float, model: dict | None = None) -> float:
+    """A run record's CPU seconds over its estimate on a machine whose :func:`probe_seconds` is
+    ``probe`` (the model's estimate times ``probe / model["probe_seconds"]``)."""
+    from .chapters import get_chapter
+
+    model = model or load_model()
+    spec = get_chapter(record["chapter"])
+    est = estimate_runtime(spec, spec.validate(record["parameters"]), model).seconds
+    return record["cpu_seconds"] / (est * probe / model["probe_seconds"])
 
 
 def format_duration(seconds: float) -> str:
@@ -88,16 +116,10 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-#: where the estimates' constants were measured (each chapter module's RUNTIME_CALIBRATION names
-#: the runs): a 2-core x86_64 machine shared with other jobs
-REFERENCE_MACHINE = "the reference machine"
-
-
 def format_minutes(est: RuntimeEstimate) -> str:
-    """``about 4 min on the reference machine (within a factor of 3)``: the estimate is scaled from
-    runs measured on one machine (:data:`REFERENCE_MACHINE`); another machine, or a busier one,
-    takes longer or shorter."""
-    return f"about {format_duration(est.seconds)} on {REFERENCE_MACHINE} (within a factor of {est.error:g})"
+    """``about 4 min on the reference machine (within a factor of 3)``: the machine the model
+    was fitted on; another machine, or a busier one, takes longer or shorter."""
+    return f"about {format_duration(est.seconds)} on the reference machine (within a factor of {est.error:g})"
 
 
 def check_runtime(spec, values: dict, max_minutes: float | None = DEFAULT_MAX_MINUTES) -> RuntimeEstimate:

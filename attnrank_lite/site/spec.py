@@ -1,9 +1,8 @@
 """Chapter parameters: declaration, profiles and value checks (:class:`Param`, :class:`ChapterSpec`).
 
-Every chapter declares its parameters once, in ``attnrank_lite/site/chapters/chNN.py``, as a
-:class:`ChapterSpec`. This module imports nothing else of the package, so the chapter specs,
-the chapter registry and :mod:`attnrank_lite.site.params` (the notebooks' validation entry
-point) all build on it without an import loop.
+Every chapter declares its parameters once, as the ``SPEC`` of ``site/chapters/chNN.py``. This
+module imports nothing else of the package, so the specs, their registry and
+:mod:`attnrank_lite.site.params` (the notebooks' validation) build on it without an import loop.
 """
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ __all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "shown", "PR
 
 PROFILES = ("quick", "book", "paper")
 _KINDS = ("int", "float", "str", "bool", "int_list", "float_list", "str_list")
+_WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}
 
 
 class ParameterError(ValueError):
@@ -27,10 +27,8 @@ def parse_value(text: str) -> Any:
     if not isinstance(text, str):
         return text
     low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
+    if low in ("true", "false", "none", "null"):
+        return None if low in ("none", "null") else low == "true"
     try:
         return ast.literal_eval(text.strip())
     except Exception:  # not a literal; also {{}} (TypeError), deep nesting (RecursionError, MemoryError)
@@ -47,21 +45,10 @@ def shown(value: Any, limit: int = 60) -> str:
 class Param:
     """One chapter parameter.
 
-    Parameters
-    ----------
-    name : str
-    default : object
-        The book-profile value (also the literal in the notebook's ``parameters`` cell).
-    kind : {"int", "float", "str", "bool", "int_list", "float_list", "str_list"}
-    help : str
-    low, high : float, optional
-        Inclusive bounds on the number (or on each list element).
-    choices : tuple, optional
-        Allowed values (or allowed list elements).
-    nullable : bool
-        ``None`` is allowed (e.g. "use the default model").
-    min_len, max_len : int
-        Bounds on list length.
+    ``default`` is the book-profile value (also the literal in the notebook's ``parameters``
+    cell); ``kind`` is one of ``int, float, str, bool`` or a list of one (``int_list``, ...);
+    ``low``/``high`` bound the number (or each element) inclusively, ``choices`` lists the allowed
+    values (or elements), ``nullable`` allows ``None``, ``min_len``/``max_len`` bound a list.
     """
 
     name: str
@@ -81,44 +68,25 @@ class Param:
 
     def allowed(self) -> str:
         """Human-readable description of the allowed values."""
-        base = self.kind.replace("_list", "")
-        word = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}[base]
+        word = _WORDS[self.kind.replace("_list", "")]
         if self.choices is not None:
             word = "one of " + ", ".join(repr(c) for c in self.choices)
-        rng = []
-        if self.low is not None:
-            rng.append(f">= {self.low:g}")
-        if self.high is not None:
-            rng.append(f"<= {self.high:g}")
-        if rng:
-            word += " " + " and ".join(rng)
+        rng = [f"{op} {x:g}" for op, x in ((">=", self.low), ("<=", self.high)) if x is not None]
+        word += " " + " and ".join(rng) if rng else ""
         if self.kind.endswith("_list"):
             word = f"a list of {self.min_len} to {self.max_len} values, each {word}"
-        if self.nullable:
-            word += ", or None"
-        return word
+        return word + (", or None" if self.nullable else "")
 
     def _scalar(self, v, base):
-        if base == "bool":
-            if isinstance(v, bool):
-                return v
-            raise TypeError
-        if base == "int":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
-                raise TypeError
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if base == "int" and number and (isinstance(v, int) or v.is_integer()):
             v = int(v)
-        elif base == "float":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise TypeError
+        elif base == "float" and number and math.isfinite(v):
             v = float(v)
-        elif base == "str":
-            if not isinstance(v, str):
-                raise TypeError
-        if self.choices is not None and v not in self.choices:
+        elif not (base == "bool" and isinstance(v, bool) or base == "str" and isinstance(v, str)):
             raise TypeError
-        if self.low is not None and v < self.low:
-            raise TypeError
-        if self.high is not None and v > self.high:
+        if (self.choices is not None and v not in self.choices or self.low is not None and v < self.low
+                or self.high is not None and v > self.high):
             raise TypeError
         return v
 
@@ -132,17 +100,14 @@ class Param:
             raise ParameterError(f"parameter {self.name!r} must be {self.allowed()}; got None")
         base = self.kind.replace("_list", "")
         try:
-            if self.kind.endswith("_list"):
-                if isinstance(value, tuple):
-                    value = list(value)
-                if not isinstance(value, list) or not self.min_len <= len(value) <= self.max_len:
-                    raise TypeError
-                return [self._scalar(v, base) for v in value]
-            return self._scalar(value, base)
+            if not self.kind.endswith("_list"):
+                return self._scalar(value, base)
+            value = list(value) if isinstance(value, tuple) else value
+            if not isinstance(value, list) or not self.min_len <= len(value) <= self.max_len:
+                raise TypeError
+            return [self._scalar(v, base) for v in value]
         except TypeError:
-            raise ParameterError(
-                f"parameter {self.name!r} must be {self.allowed()}; got {shown(value)}"
-            ) from None
+            raise ParameterError(f"parameter {self.name!r} must be {self.allowed()}; got {shown(value)}") from None
 
 
 @dataclass(frozen=True)
@@ -151,11 +116,8 @@ class ChapterSpec:
 
     Attributes
     ----------
-    key : str
-        Short name, e.g. ``"ch01"``.
-    notebook : str
-        File name under ``notebooks/``.
-    title : str
+    key, notebook, title : str
+        Short name (``"ch01"``), file name under ``notebooks/``, title.
     params : tuple of Param
     profiles : dict
         ``{"quick": {...}, "paper": {...}}`` overrides of the book defaults.
@@ -163,22 +125,20 @@ class ChapterSpec:
         Cross-parameter checks ``f(values) -> str | None``; a string is the error message
         (it should name the parameters involved).
     memory : callable, optional
-        ``f(values) -> iterable of MemoryNeed``: the memory each large step needs, estimated from
-        the parameters alone; runs that cannot fit are refused before any work
-        (:mod:`attnrank_lite.site.memory`).
+        ``f(values) -> iterable of MemoryNeed``: the memory of each large step, from the parameters
+        alone; runs that cannot fit are refused before any work (:mod:`attnrank_lite.site.memory`).
     runtime : callable, optional
-        ``f(values) -> iterable of RuntimeTerm``: the seconds each costly step takes, estimated
-        from the parameters alone and calibrated against measured runs
+        ``f(values) -> iterable of Cost``: the work of each costly step, from the parameters
+        alone; the run-time model's fitted constants turn it into seconds
         (:mod:`attnrank_lite.site.runtime`); runs far beyond ``--max-minutes`` are refused.
-    runtime_error : float
-        The factor within which the runtime estimate matched the calibration runs.
     code : dict
-        Statement label on the chapter's page -> dotted paths of the functions that implement
-        or check it (the "code" column of the theorem index).
+        Statement label on the chapter's page -> the functions that implement or check it (the
+        "code" column of the theorem index), given as one string of dotted paths under
+        ``attnrank_lite.`` separated by spaces, kept as a list of full dotted paths.
     inputs : callable, optional
-        ``f(values) -> iterable of paths``: the files and folders the chapter reads that are
-        not part of the package (a path parameter such as chapter 7's ``store``), so that the
-        build's cache key covers them (:func:`attnrank_lite.site.cache.chapter_key`).
+        ``f(values) -> iterable of paths``: the files and folders the chapter reads outside the
+        package (chapter 7's ``store``), so that the build's cache key covers them
+        (:func:`attnrank_lite.site.cache.chapter_key`).
     """
 
     key: str
@@ -189,11 +149,12 @@ class ChapterSpec:
     constraints: tuple = ()
     memory: Callable | None = None
     runtime: Callable | None = None
-    runtime_error: float = 3.0
     code: dict = field(default_factory=dict)
     inputs: Callable | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "code", {label: [f"attnrank_lite.{p}" for p in paths.split()]
+                                          for label, paths in self.code.items()})
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.key}: duplicate parameter names")
@@ -210,10 +171,8 @@ class ChapterSpec:
         for p in self.params:
             if p.name == name:
                 return p
-        raise ParameterError(
-            f"unknown parameter {name!r} for {self.notebook}; allowed names: "
-            + ", ".join(p.name for p in self.params)
-        )
+        raise ParameterError(f"unknown parameter {name!r} for {self.notebook}; allowed names: "
+                             + ", ".join(p.name for p in self.params))
 
     def defaults(self) -> dict:
         """The book-profile values."""
@@ -223,18 +182,13 @@ class ChapterSpec:
         """Full parameter set of a profile (``quick``, ``book`` or ``paper``)."""
         if name not in PROFILES:
             raise ParameterError(f"unknown profile {name!r}; allowed: {', '.join(PROFILES)}")
-        values = self.defaults()
-        values.update(self.profiles.get(name, {}))
-        return values
+        return {**self.defaults(), **self.profiles.get(name, {})}
 
     def validate(self, values: dict, partial: bool = False) -> dict:
         """Check names and values; return the normalised dict (all parameters unless ``partial``)."""
         out = {} if partial else self.defaults()
-        for name, value in values.items():
-            out[name] = self.param(name).check(value)
-        if not partial:
-            for rule in self.constraints:
-                msg = rule(out)
-                if msg:
-                    raise ParameterError(msg)
+        out.update({name: self.param(name).check(value) for name, value in values.items()})
+        for rule in () if partial else self.constraints:
+            if msg := rule(out):
+                raise ParameterError(msg)
         return out

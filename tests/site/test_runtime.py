@@ -1,13 +1,15 @@
-"""The runtime guard: an estimate from the parameters, calibrated against measured runs, and a
-one-line refusal above --max-minutes (issue 16)."""
-import importlib
+"""The runtime guard: an estimate from the parameters with constants fitted to measured runs
+(benchmarks/fit_runtime.py), a one-line refusal above --max-minutes (issue 16), and the built
+site's runs checked against it (issue 27)."""
+import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from attnrank_lite.site import build, cli
+from attnrank_lite.site import build, cli, runtime
 from attnrank_lite.site.chapters import all_chapters, get_chapter
 from attnrank_lite.site.runtime import TooSlow, check_runtime, estimate_runtime
 
@@ -70,12 +72,68 @@ def test_every_profile_passes_the_default_guard(spec):
     assert quick <= book
 
 
+def outside_factor(records, probe, model):
+    """The chapters whose CPU seconds lie outside the model's factor of their estimate."""
+    ratios = {r["chapter"]: runtime.record_ratio(r, probe, model) for r in records}
+    return {k: round(x, 2) for k, x in ratios.items() if not 1 / model["factor"] <= x <= model["factor"]}
+
+
 @pytest.mark.parametrize("spec", all_chapters(), ids=lambda s: s.key)
-def test_estimate_matches_its_calibration_runs_within_the_stated_error(spec):
-    """Each chapter module lists measured runs; its estimate must be within runtime_error of each."""
-    runs = importlib.import_module(f"attnrank_lite.site.chapters.{spec.key}").RUNTIME_CALIBRATION
-    assert len(runs) >= 2 and len({r["profile"] for r in runs}) >= 2
-    for run in runs:
-        values = spec.validate({**spec.profile(run["profile"]), **run.get("overrides", {})})
-        ratio = estimate_runtime(spec, values).seconds / run["seconds"]
-        assert 1 / spec.runtime_error <= ratio <= spec.runtime_error, (run, ratio)
+def test_every_step_has_a_fitted_coefficient(spec):
+    """The model holds a positive coefficient for each term a chapter names, and nothing else."""
+    coef = runtime.load_model()["chapters"][spec.key]
+    named = {c.term for p in ("quick", "book", "paper") for c in spec.runtime(spec.validate(spec.profile(p)))}
+    assert named == set(coef) and all(c > 0 for c in coef.values())
+
+
+def test_a_chapter_four_times_slower_than_its_estimate_is_caught():
+    """A doctored record: chapter 5's quick run at 4x its estimate (and one at its estimate)."""
+    model = runtime.load_model()
+    spec = get_chapter("ch05")
+    values = spec.validate(spec.profile("quick"))
+    est = runtime.estimate_runtime(spec, values, model).seconds
+    record = {"chapter": "ch05", "parameters": values, "cpu_seconds": est}
+    assert outside_factor([record], model["probe_seconds"], model) == {}
+    slow = {**record, "cpu_seconds": 4 * est}
+    assert outside_factor([slow], model["probe_seconds"], model) == {"ch05": 4.0}
+    # on a machine four times as fast (a quarter of the probe) the record at the estimate is 4x too slow
+    assert outside_factor([record], model["probe_seconds"] / 4, model) == {"ch05": 4.0}
+
+
+@pytest.mark.xdist_group("book")
+def test_every_chapter_of_the_built_site_ran_within_the_factor_of_its_estimate(built_site):
+    """The site build (quick profile, every chapter run afresh) against the model, rescaled by
+    this machine's probe: a chapter that became several times slower fails here."""
+    records = json.loads((built_site / "run_records.json").read_text())["chapters"]
+    model = runtime.load_model()
+    assert {r["chapter"] for r in records} == {s.key for s in all_chapters()}
+    assert outside_factor(records, runtime.probe_seconds(), model) == {}
+
+
+def test_the_fit_recovers_a_known_model(tmp_path):
+    """benchmarks/fit_runtime.py on synthetic runs: CPU seconds = 3 + 2 x (the terms at the
+    committed coefficients) for chapter 1, 3 + 0.5 x for chapter 5, probes differing 2x."""
+    fit_runtime = _fit_module()
+    model = runtime.load_model()
+    runs = []
+    for key, k in (("ch01", 2.0), ("ch05", 0.5)):
+        spec = get_chapter(key)
+        for profile, probe in (("quick", 0.01), ("book", 0.02), ("paper", 0.01)):
+            values = spec.validate(spec.profile(profile))
+            work = sum(s for s, _ in runtime.terms(spec, values, model))
+            cpu = (3.0 + k * work) * probe / 0.01
+            runs.append({"probe": probe, "record": {"chapter": key, "profile": profile, "parameters": values,
+                                                    "cpu_seconds": cpu}})
+    new = fit_runtime.fit(runs, model)
+    assert new["startup_seconds"] == pytest.approx(3.0 * new["probe_seconds"] / 0.01, rel=1e-3)
+    for key, k in (("ch01", 2.0), ("ch05", 0.5)):
+        for term, c in model["chapters"][key].items():
+            assert new["chapters"][key][term] == pytest.approx(k * c * new["probe_seconds"] / 0.01, rel=1e-3)
+    assert new["chapters"]["ch03"] == model["chapters"]["ch03"]  # no runs: unchanged
+
+
+def _fit_module():
+    spec = importlib.util.spec_from_file_location("fit_runtime", REPO / "benchmarks" / "fit_runtime.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -16,10 +16,8 @@ __all__ = ["all_chapters", "get_chapter", "NOTEBOOK_DIR"]
 
 def all_chapters() -> list[ChapterSpec]:
     """All chapter specs, ordered by key."""
-    specs = []
-    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch")):
-        specs.append(importlib.import_module(f"{__name__}.{mod}").SPEC)
-    return specs
+    mods = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ch"))
+    return [importlib.import_module(f"{__name__}.{mod}").SPEC for mod in mods]
 
 
 def get_chapter(name: str) -> ChapterSpec:
@@ -30,6 +28,4 @@ def get_chapter(name: str) -> ChapterSpec:
     for s in specs:
         if stem in (s.key, s.stem) or (stem.isdigit() and int(stem) == int(s.key[2:])):
             return s
-    raise ParameterError(
-        f"unknown chapter {name!r}; available: " + ", ".join(f"{s.key} ({s.notebook})" for s in specs)
-    )
+    raise ParameterError(f"unknown chapter {name!r}; available: " + ", ".join(f"{s.key} ({s.notebook})" for s in specs))

@@ -1,6 +1,6 @@
 """Chapter 1: the max-row-l1 approximation rank."""
 from ..memory import dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -13,28 +13,15 @@ def _memory(v):
     yield dense_need(v["n"], v["n"] * c, "split_factors", f"the identity with {c} copies per key")
 
 
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the calibration run (RUNTIME_CALIBRATION)."""
-    nc, n = v["n_circle"], v["n"]
-    # one random trial against the 4096 x 4096 circle matrix took 0.12 s (issue 16)
-    yield scaled(0.12, v["n_trials"] * nc ** 2, 4096 ** 2, "n_trials",
-                 f"{v['n_trials']:,} random value matrices against the {nc} x {nc} circle matrix")
-    yield scaled(8.5, nc ** 3 * (len(v["eps_values"]) + 4), 256 ** 3 * 10, "n_circle",
-                 f"SVDs and brackets of the {nc} x {nc} circle matrix")
-    yield scaled(26.7, sum(v["split_factors"]) * (nc ** 3 + n ** 3), 127 * (256 ** 3 + 48 ** 3),
-                 "split_factors", f"brackets of the key-split matrices, {sum(v['split_factors'])} copies in all")
-    yield scaled(0.8, n ** 3, 48 ** 3, "n", "the exact cases")
+    """The work of the costly steps (terms of the run-time model, site/runtime.py)."""
+    nc, n, c = v["n_circle"], v["n"], sum(v["split_factors"])
+    yield Cost("trials", v["n_trials"] * nc ** 2, "n_trials",
+               f"{v['n_trials']:,} random value matrices against the {nc} x {nc} circle matrix")
+    yield Cost("svd", nc ** 3 * (len(v["eps_values"]) + 4), "n_circle", f"SVDs and brackets of {nc} circle points")
+    yield Cost("split", c * (nc ** 3 + n ** 3), "split_factors", f"brackets of {c} key-split copies")
+    yield Cost("exact", n ** 3, "n", "the exact cases")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run are from cProfile:
-#: spectral contrast 72%, circle brackets and sweeps 25%, the rest 2%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 47.0},
-    {"profile": "quick", "seconds": 20.7},
-)
 
 SPEC = ChapterSpec(
     key="ch01",
@@ -68,30 +55,19 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
-    code={
-        "def-attention": ["attnrank_lite.engine.attention.softmax_attention"],
-        "def-rank-eps": ["attnrank_lite.engine.norms.row_l1", "attnrank_lite.engine.bracket.rank_bracket"],
-        "prop-bounded-outputs": ["attnrank_lite.engine.norms.worst_case_values",
-                                 "attnrank_lite.engine.rank_checks.bounded_outputs_table",
-                                 "attnrank_lite.engine.norms.bounded_output_error",
-                                 "attnrank_lite.engine.examples.random_bounded_values_max"],
-        "prop-cluster-mass": ["attnrank_lite.engine.certificates.ClusterMassCertificate",
-                              "attnrank_lite.engine.lower.cluster_mass_lower_bound",
-                              "attnrank_lite.engine.rank_checks.cluster_certificate",
-                              "attnrank_lite.engine.rank_checks.tamper_table"],
-        "prop-frobenius-tail": ["attnrank_lite.engine.certificates.FrobeniusTailCertificate",
-                                "attnrank_lite.engine.lower.frobenius_tail_lower_bound",
-                                "attnrank_lite.engine.rank_checks.eps_sweep_table"],
-        "prop-exact-cases": ["attnrank_lite.engine.examples.exact_cases",
-                             "attnrank_lite.engine.rank_checks.exact_case_table"],
-        "prop-invariances": ["attnrank_lite.engine.attention.row_softmax",
-                             "attnrank_lite.engine.rank_checks.invariance_table",
-                             "attnrank_lite.engine.bracket_algebra.intersect",
-                             "attnrank_lite.engine.bracket_algebra.monotone_envelope"],
-        "prop-multiplicity": ["attnrank_lite.engine.examples.merge_duplicate_keys",
-                              "attnrank_lite.engine.examples.split_keys",
-                              "attnrank_lite.engine.rank_checks.multiplicity_table",
-                              "attnrank_lite.engine.rank_checks.spectral_contrast_table"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "def-attention": "engine.attention.softmax_attention",
+        "def-rank-eps": "engine.norms.row_l1 engine.bracket.rank_bracket",
+        "prop-bounded-outputs": "engine.norms.worst_case_values engine.rank_checks.bounded_outputs_table "
+            "engine.norms.bounded_output_error engine.examples.random_bounded_values_max",
+        "prop-cluster-mass": "engine.certificates.ClusterMassCertificate engine.lower.cluster_mass_lower_bound "
+            "engine.rank_checks.cluster_certificate engine.rank_checks.tamper_table",
+        "prop-frobenius-tail": "engine.certificates.FrobeniusTailCertificate engine.lower.frobenius_tail_lower_bound "
+            "engine.rank_checks.eps_sweep_table",
+        "prop-exact-cases": "engine.examples.exact_cases engine.rank_checks.exact_case_table",
+        "prop-invariances": "engine.attention.row_softmax engine.rank_checks.invariance_table "
+            "engine.bracket_algebra.intersect engine.bracket_algebra.monotone_envelope",
+        "prop-multiplicity": "engine.examples.merge_duplicate_keys engine.examples.split_keys "
+            "engine.rank_checks.multiplicity_table engine.rank_checks.spectral_contrast_table",
     },
 )

@@ -1,6 +1,6 @@
 """Chapter 2: spherical self-attention, Theta(min{n, (1+beta)^{(d-1)/2}})."""
 from ..memory import dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -20,55 +20,23 @@ def _memory(v):
     yield dense_need(n, n, "nsweep_ns", "the largest circle of the n-sweep")
 
 
-
-def _point_work(n, betas, d):
-    """Streamed brackets: n^2 kernel entries against about (1+beta)^((d-1)/2) harmonics, per beta."""
-    return n * n * sum((1 + b) ** ((d - 1) / 2) for b in betas)
-
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration runs.
+    """The work of the costly steps: dense brackets n^2 per beta and eps (their verifying products
+    dominate the SVD at these sizes), streamed ones n + n^2 (1+beta)^((d-1)/2)."""
+    ne = len(v["eps_values"])
+    for name in ("circle", "sphere", "config"):
+        n, betas = v[f"{name}_n"], v[f"{name}_betas"]
+        yield Cost(name, ne * len(betas) * n ** 2, f"{name}_n", f"{len(betas)} dense brackets of {n} points")
+    for d in (4, 5):
+        n, betas = v[f"d{d}_n"], v[f"d{d}_betas"]
+        if n:
+            yield Cost("points", n, f"d{d}_n", f"{n} well-spread points on S^{d - 1}")
+            work = ne * n * n * sum((1 + b) ** ((d - 1) / 2) for b in betas)  # ~ harmonics per beta
+            yield Cost("streamed", work, f"d{d}_n", f"streamed brackets of {n} points")
+    yield Cost("nsweep", ne * sum(n ** 2 for n in v["nsweep_ns"]), "nsweep_ns", "the n-sweep's dense brackets")
+    yield Cost("spectrum", v["spectrum_n"] ** 3, "spectrum_n", f"the spectrum of {v['spectrum_n']} points")
+    yield Cost("tables", 1, "eps_values", "tables, slopes and figures")
 
-    The dense steps are half their share of the 271 s run on main: the book run of the d4_svd
-    commit took 92 s (load about 6) with the same dense work, so the estimate sits between the two
-    (within the stated factor 2 of both and of the quick run)."""
-    ne = len(v["eps_values"]) / 2
-    # dense brackets: at these sizes the verifying products (n^2 k) dominate the SVD (n^3)
-    yield scaled(15.9, ne * len(v["circle_betas"]) * v["circle_n"] ** 2, 5 * 1024 ** 2, "circle_n",
-                 f"{len(v['circle_betas'])} dense brackets of {v['circle_n']} circle points")
-    yield scaled(55.0, ne * len(v["sphere_betas"]) * v["sphere_n"] ** 2, 4 * 2048 ** 2, "sphere_n",
-                 f"{len(v['sphere_betas'])} brackets and proof checks of {v['sphere_n']} sphere points")
-    # streamed brackets: a part linear in n (the points, their spread report) and the kernel work,
-    # fitted on the book run and on the paper configuration's d = 4 sweep (n = 20,000,
-    # beta = 8..64: 477 s, benchmarks/README.md)
-    d4_ref = _point_work(20000, [8.0, 16.0, 32.0, 64.0], 4)
-    yield scaled(39.6, v["d4_n"], 3000, "d4_n", f"{v['d4_n']} well-spread points on S^3")
-    yield scaled(213.2, ne * _point_work(v["d4_n"], v["d4_betas"], 4), d4_ref, "d4_n",
-                 f"streamed brackets of {v['d4_n']} points on S^3")
-    if v["d5_n"] > 0:  # no calibration run of its own: the d = 4 costs per point and per unit of work
-        yield scaled(39.6, v["d5_n"], 3000, "d5_n", f"{v['d5_n']} well-spread points on S^4")
-        yield scaled(213.2, ne * _point_work(v["d5_n"], v["d5_betas"], 5), d4_ref, "d5_n",
-                     f"streamed brackets of {v['d5_n']} points on S^4")
-    yield scaled(6.0, ne * sum(n ** 2 for n in v["nsweep_ns"]), sum(2 ** (2 * k) for k in range(4, 11)),
-                 "nsweep_ns", "the n-sweep's dense brackets")
-    yield scaled(25.0, ne * len(v["config_betas"]) * v["config_n"] ** 2, 4 * 768 ** 2, "config_n",
-                 f"brackets of four configurations of {v['config_n']} points")
-    yield scaled(7.4, v["spectrum_n"] ** 3, 2048 ** 3, "spectrum_n", f"the spectrum of {v['spectrum_n']} points")
-    yield scaled(1.4, 1, 1, "eps_values", "tables, slopes and figures")
-
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run: circle sweep 12%, sphere
-#: sweep and its proof checks 42%, d = 4 sweep 16%, configurations 19%,
-#: n-sweep 5%, spectrum 6%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 271.0},
-    {"profile": "quick", "seconds": 56.1},
-    # the book profile with the d = 4 sweep harmonic only (d4_svd = False), 59 CPU s; with the
-    # streamed SVD family (d4_svd = True) the same run took 243 s wall and 87 CPU s at load 8
-    {"profile": "book", "seconds": 91.8},
-)
 
 SPEC = ChapterSpec(
     key="ch02",
@@ -127,40 +95,24 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
-    code={
-        "thm-spherical-law": ["attnrank_lite.laws.sweeps.bracket_sweep", "attnrank_lite.laws.sweeps.point_sweep",
-                              "attnrank_lite.point_bracket", "attnrank_lite.laws.sphere_report.law_slopes"],
-        "obs-spherical-slopes": ["attnrank_lite.laws.verdicts.judged_slope_table",
-                                 "attnrank_lite.laws.sphere_report.law_section",
-                                 "attnrank_lite.laws.sphere_report.law_numbers",
-                                 "attnrank_lite.laws.law_tables.constant_brackets",
-                                 "attnrank_lite.laws.law_tables.constants_summary",
-                                 "attnrank_lite.laws.verdicts.width_trend"],
-        "lem-chebyshev-exp": ["attnrank_lite.laws.sphere_proofs.chebyshev_exp_coefficients",
-                              "attnrank_lite.laws.sphere_proofs.chebyshev_tail",
-                              "attnrank_lite.laws.sphere_proofs.chebyshev_tail_bound",
-                              "attnrank_lite.laws.sphere_proofs.proven_degree",
-                              "attnrank_lite.laws.sphere_proofs.bessel_sum_degree",
-                              "attnrank_lite.laws.sphere_proofs.price_of_proof"],
-        "thm-sphere-upper": ["attnrank_lite.laws.sphere_proofs.normaliser_shares",
-                             "attnrank_lite.laws.sphere_proofs.chebyshev_construction_errors",
-                             "attnrank_lite.laws.sphere_proofs.upper_proof_table",
-                             "attnrank_lite.engine.harmonic.HarmonicBasis",
-                             "attnrank_lite.engine.harmonic.harmonic_upper_bound"],
-        "prop-neumann-lower": ["attnrank_lite.engine.neumann.NeumannCertificate",
-                               "attnrank_lite.engine.neumann.inverse_norm_bound",
-                               "attnrank_lite.engine.neumann.neumann_lower_bound"],
-        "thm-sphere-lower": ["attnrank_lite.laws.sphere_proofs.regularity_constants",
-                             "attnrank_lite.laws.sphere_proofs.cap_radius_factor",
-                             "attnrank_lite.laws.sphere_proofs.cap_packing_certificate",
-                             "attnrank_lite.laws.sphere_proofs.lower_proof_table",
-                             "attnrank_lite.engine.neumann.NeumannCertificate",
-                             "attnrank_lite.engine.neumann.neumann_lower_bound"],
-        "cor-sphere-lower-worst-case": ["attnrank_lite.laws.sphere_proofs.lower_proof_table",
-                                        "attnrank_lite.laws.law_tables.regularity_drift"],
-        "prop-funk-hecke": ["attnrank_lite.laws.spectra.funk_hecke_eigenvalues",
-                            "attnrank_lite.laws.spectra.circulant_kernel_spectrum",
-                            "attnrank_lite.laws.spectra.predicted_attention_spectrum"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "thm-spherical-law": "laws.sweeps.bracket_sweep laws.sweeps.point_sweep point_bracket "
+            "laws.sphere_report.law_slopes",
+        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.sphere_report.law_section "
+            "laws.sphere_report.law_numbers laws.law_tables.constant_brackets laws.law_tables.constants_summary "
+            "laws.verdicts.width_trend",
+        "lem-chebyshev-exp": "laws.sphere_proofs.chebyshev_exp_coefficients laws.sphere_proofs.chebyshev_tail "
+            "laws.sphere_proofs.chebyshev_tail_bound laws.sphere_proofs.proven_degree "
+            "laws.sphere_proofs.bessel_sum_degree laws.sphere_proofs.price_of_proof",
+        "thm-sphere-upper": "laws.sphere_proofs.normaliser_shares laws.sphere_proofs.chebyshev_construction_errors "
+            "laws.sphere_proofs.upper_proof_table engine.harmonic.HarmonicBasis engine.harmonic.harmonic_upper_bound",
+        "prop-neumann-lower": "engine.neumann.NeumannCertificate engine.neumann.inverse_norm_bound "
+            "engine.neumann.neumann_lower_bound",
+        "thm-sphere-lower": "laws.sphere_proofs.regularity_constants laws.sphere_proofs.cap_radius_factor "
+            "laws.sphere_proofs.cap_packing_certificate laws.sphere_proofs.lower_proof_table "
+            "engine.neumann.NeumannCertificate engine.neumann.neumann_lower_bound",
+        "cor-sphere-lower-worst-case": "laws.sphere_proofs.lower_proof_table laws.law_tables.regularity_drift",
+        "prop-funk-hecke": "laws.spectra.funk_hecke_eigenvalues laws.spectra.circulant_kernel_spectrum "
+            "laws.spectra.predicted_attention_spectrum",
     },
 )

@@ -1,6 +1,6 @@
 """Chapter 3: full-ball geometry, Theta(beta^{d/2})."""
 from ..memory import ball_grid_points, dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -16,34 +16,17 @@ def _memory(v):
         yield dense_need(n3, n3, "d3_betas", f"the d = 3 ball grid at beta = {b3:g}")
 
 
-
-def _ball_work(d, betas, s):
-    """Dense brackets of the ball grids: the cube of the grid size, per beta."""
-    return sum(ball_grid_points(d, b, s) ** 3 for b in betas)
-
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run."""
-    ne = len(v["eps_values"]) / 2
-    ref = _ball_work(2, [64.0, 128.0, 256.0, 512.0, 1024.0], 1.0)
-    yield scaled(6.4, ne * _ball_work(v["d"], v["betas"], v["spacing_factor"]), ref, "betas",
-                 f"dense brackets of the d = {v['d']} ball grids up to beta = {max(v['betas']):g}")
-    if v["include_d3"]:  # the same cost per unit of work as the main sweep
-        yield scaled(6.4, ne * _ball_work(3, v["d3_betas"], v["spacing_factor"]), ref, "d3_betas",
-                     f"dense brackets of the d = 3 ball grids up to beta = {max(v['d3_betas']):g}")
-    yield scaled(9.0, ne * len(v["betas"]) * v["circle_n"] ** 3, 5 * 1024 ** 3, "circle_n",
-                 f"dense brackets of {v['circle_n']} circle points")
-    yield scaled(0.6, len(v["neff_betas"]), 8, "neff_betas", "the token-count and rounding tables")
+    """The work of the costly steps: dense brackets, the cube of each grid's size per beta and eps."""
+    ne, s = len(v["eps_values"]), v["spacing_factor"]
+    for d, name in ((v["d"], "betas"), (3, "d3_betas")):
+        if name == "betas" or v["include_d3"]:
+            yield Cost("ball", ne * sum(ball_grid_points(d, b, s) ** 3 for b in v[name]), name,
+                       f"dense brackets of the d = {d} ball grids up to beta = {max(v[name]):g}")
+    yield Cost("circle", ne * len(v["betas"]) * v["circle_n"] ** 3, "circle_n",
+               f"dense brackets of {v['circle_n']} circle points")
+    yield Cost("tables", len(v["neff_betas"]), "neff_betas", "the token-count and rounding tables")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run: ball sweeps 40%, circle
-#: sweep 56%, token and rounding tables 4%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 26.0},
-    {"profile": "quick", "seconds": 21.9},
-)
 
 SPEC = ChapterSpec(
     key="ch03",
@@ -75,22 +58,14 @@ SPEC = ChapterSpec(
     ),
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
-    code={
-        "thm-ball-law": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.sweeps.ball_instance",
-                         "attnrank_lite.laws.ball_report.ball_sweeps", "attnrank_lite.laws.ball_report.ball_slopes"],
-        "prop-gaussian-ball": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.ball_law.theta_factor",
-                               "attnrank_lite.laws.ball_law.theta_direct",
-                               "attnrank_lite.laws.ball_law.token_count_table",
-                               "attnrank_lite.laws.ball_law.rounding_bound",
-                               "attnrank_lite.laws.ball_law.integer_scale",
-                               "attnrank_lite.laws.ball_law.integer_log_multiplicities",
-                               "attnrank_lite.laws.ball_law.rounding_table"],
-        "obs-ball-slopes": ["attnrank_lite.laws.ball_law.ball_maker",
-                            "attnrank_lite.laws.ball_report.fixed_n_numbers",
-                            "attnrank_lite.laws.verdicts.judged_slope_table",
-                            "attnrank_lite.laws.ball_law.certified_order",
-                            "attnrank_lite.laws.ball_law.loglog_crossing",
-                            "attnrank_lite.laws.ball_report.key_numbers"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "thm-ball-law": "laws.geometry.gaussian_ball laws.sweeps.ball_instance laws.ball_report.ball_sweeps "
+            "laws.ball_report.ball_slopes",
+        "prop-gaussian-ball": "laws.geometry.gaussian_ball laws.ball_law.theta_factor laws.ball_law.theta_direct "
+            "laws.ball_law.token_count_table laws.ball_law.rounding_bound laws.ball_law.integer_scale "
+            "laws.ball_law.integer_log_multiplicities laws.ball_law.rounding_table",
+        "obs-ball-slopes": "laws.ball_law.ball_maker laws.ball_report.fixed_n_numbers "
+            "laws.verdicts.judged_slope_table laws.ball_law.certified_order laws.ball_law.loglog_crossing "
+            "laws.ball_report.key_numbers",
     },
 )

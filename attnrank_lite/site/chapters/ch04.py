@@ -2,7 +2,7 @@
 import itertools
 
 from ..memory import ball_grid_points, dense_need
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -32,39 +32,17 @@ def _memory(v):
     yield dense_need(max(v["degree_ms"]), 257 + 50, "degree_ms", "the degree table's keys", copies=3)
 
 
-
-def _law_work(v):
-    """Dense brackets of the hidden ball instances (cube of the grid size) and of the random ones."""
-    sharp = sum(ball_grid_points(r, b, 0.5) ** 3 for r in (1, 2, 3) for b in v[f"betas_r{r}"])
-    return sharp + 3 * len(v["betas_random"]) * v["n_random"] ** 3
-
-
-_BOOK_LAW = {"betas_r1": [16.0, 64.0, 256.0, 1024.0, 4096.0], "betas_r2": [16.0, 32.0, 64.0, 128.0, 256.0, 512.0],
-             "betas_r3": [16.0, 24.0, 32.0, 48.0, 64.0, 96.0], "betas_random": [4.0, 8.0, 16.0, 32.0, 64.0],
-             "n_random": 500}
-
-
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run."""
-    sharp = {r: sum(ball_grid_points(r, b, 0.5) ** 3 for b in v[f"betas_r{r}"]) for r in (1, 2, 3)}
-    driver = max(sharp, key=sharp.get)
-    param = f"betas_r{driver}" if sharp[driver] >= 3 * len(v["betas_random"]) * v["n_random"] ** 3 else "n_random"
-    yield scaled(90.0, _law_work(v), _law_work(_BOOK_LAW), param, "the r/2-law brackets")
-    yield scaled(6.0, len(v["poly_betas"]) * v["poly_n"] ** 2, 6 * 300 ** 2, "poly_n",
-                 f"polynomial certificates on {v['poly_n']} points")
-    yield scaled(4.0, sum(v["degree_ms"]), 11110, "degree_ms", "the degree-against-m table")
-    yield scaled(2.0, len(v["sharp_poly_betas"]), 3, "sharp_poly_betas", "the Gaussian-ball degree table")
+    """The work of the costly steps: dense brackets of the hidden ball instances and of the
+    random ones (the cube of their sizes), polynomial certificates (n^2 per beta)."""
+    sharp = {f"betas_r{r}": sum(ball_grid_points(r, b, 0.5) ** 3 for b in v[f"betas_r{r}"]) for r in (1, 2, 3)}
+    sharp["n_random"] = 3 * len(v["betas_random"]) * v["n_random"] ** 3
+    yield Cost("law", sum(sharp.values()), max(sharp, key=sharp.get), "the r/2-law brackets")
+    yield Cost("poly", len(v["poly_betas"]) * v["poly_n"] ** 2, "poly_n",
+               f"polynomial certificates on {v['poly_n']} points")
+    yield Cost("degree", sum(v["degree_ms"]), "degree_ms", "the degree-against-m table")
+    yield Cost("tables", len(v["sharp_poly_betas"]), "sharp_poly_betas", "the Gaussian-ball degree table")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): book on main (issue 16's run
-#: record), quick in a side-by-side build. The steps' shares of the book run: the r/2-law brackets
-#: (dominated by the r = 3 grids, 5,090 points at beta = 96) about 90%,
-#: the polynomial and degree tables the rest.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 112.0},
-    {"profile": "quick", "seconds": 21.5},
-)
 
 SPEC = ChapterSpec(
     key="ch04",
@@ -109,25 +87,17 @@ SPEC = ChapterSpec(
                   "degree_ms": [10, 100, 1000, 10000, 30000]},
     },
     constraints=(_sorted_betas,),
-    code={
-        "prop-quotient": ["attnrank_lite.quotient.interaction.row_scalar_quotient"],
-        "def-visible-dimension": ["attnrank_lite.quotient.interaction.visible_dimension",
-                                  "attnrank_lite.quotient.interaction.double_centre",
-                                  "attnrank_lite.quotient.interaction.visible_coordinates"],
-        "prop-head-visible": ["attnrank_lite.quotient.interaction.head_visible_dimension",
-                              "attnrank_lite.quotient.report.head_quotient"],
-        "thm-r-half-law": ["attnrank_lite.quotient.constructions.sharp_hidden_instance",
-                           "attnrank_lite.laws.sweeps.bracket_sweep",
-                           "attnrank_lite.laws.verdicts.judged_slope_table",
-                           "attnrank_lite.quotient.report.r_half_sweeps",
-                           "attnrank_lite.quotient.report.r_half_slopes",
-                           "attnrank_lite.quotient.report.r_half_widths"],
-        "prop-polynomial-certificate": ["attnrank_lite.quotient.polynomial.polynomial_certificate",
-                                        "attnrank_lite.quotient.polynomial.degree_table",
-                                        "attnrank_lite.quotient.report.polynomial_table",
-                                        "attnrank_lite.quotient.report.polynomial_numbers"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "prop-quotient": "quotient.interaction.row_scalar_quotient",
+        "def-visible-dimension": "quotient.interaction.visible_dimension quotient.interaction.double_centre "
+            "quotient.interaction.visible_coordinates",
+        "prop-head-visible": "quotient.interaction.head_visible_dimension quotient.report.head_quotient",
+        "thm-r-half-law": "quotient.constructions.sharp_hidden_instance laws.sweeps.bracket_sweep "
+            "laws.verdicts.judged_slope_table quotient.report.r_half_sweeps quotient.report.r_half_slopes "
+            "quotient.report.r_half_widths",
+        "prop-polynomial-certificate": "quotient.polynomial.polynomial_certificate quotient.polynomial.degree_table "
+            "quotient.report.polynomial_table quotient.report.polynomial_numbers",
     },
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
 )

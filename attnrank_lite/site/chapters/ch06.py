@@ -1,6 +1,6 @@
 """Chapter 6: the BERT calibration on real pretrained weights."""
 from ..memory import BRACKET_COPIES, MemoryNeed
-from ..runtime import scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -8,13 +8,9 @@ def _memory(v):
     """The model, the per-head queries and keys of every sequence, and one head's brackets."""
     large = "large" in str(v["model"]).lower()
     yield MemoryNeed((1.4 if large else 0.5) * 2 ** 30, "model", "the model's weights in float32")
-    seqs = v["n_sequences"] or 100
-    layers = len(v["layers"]) if v["layers"] else 7
-    heads = len(v["heads"]) if v["heads"] else (16 if large else 12)
-    t = v["max_tokens"]
-    yield MemoryNeed(2.0 * 8 * 64 * t * seqs * layers * heads + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
-                     f"queries and keys of {layers} x {heads} heads for {seqs} sequences of {t} tokens")
-
+    seqs, t = v["n_sequences"] or 100, v["max_tokens"]
+    yield MemoryNeed(2.0 * 8 * 64 * t * seqs * _heads(v) + 8.0 * BRACKET_COPIES * t * t, "n_sequences",
+                     f"queries and keys of {_heads(v)} heads for {seqs} sequences of {t} tokens")
 
 
 #: passages of the shipped calibration corpus
@@ -38,38 +34,26 @@ def _inputs(v):
 
 
 def _heads(v):
+    """Heads of the study: the selected layers (the first 7) times the selected heads (all)."""
     large = "large" in str(v["model"]).lower()
     layers = len(v["layers"]) if v["layers"] else 7
     return layers * (len(v["heads"]) if v["heads"] else (16 if large else 12))
 
 
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run (the bundled
-    6-layer MiniLM: 72 heads; counted here as 7 x 12 = 84, BERT-base's, as in the memory estimate)."""
+    """The work of the costly steps (a large model counted as twice a base one)."""
     seqs = v["n_sequences"] or CORPUS_PASSAGES
     bseq = min(v["bracket_sequences"] or seqs, seqs)
     t = v["max_tokens"] / 128
     large = 2 if "large" in str(v["model"]).lower() else 1
-    yield scaled(15.0 * large, 1, 1, "model", "loading the model")
-    yield scaled(4.3 * large, seqs * t, CORPUS_PASSAGES, "n_sequences", f"the model on {seqs} passages")
-    yield scaled(270.0, _heads(v) * len(v["multipliers"]) * bseq * t ** 3, 84 * 5 * CORPUS_PASSAGES,
-                 "bracket_sequences" if v["bracket_sequences"] else "n_sequences",
-                 f"{_heads(v) * len(v['multipliers']) * bseq:,} brackets and polynomial certificates")
-    yield scaled(28.5, v["n_boot"] * _heads(v) * len(v["multipliers"]), 2000 * 84 * 5, "n_boot",
-                 f"{v['n_boot']:,} bootstrap resamples")
+    yield Cost("model", large, "model", "loading the model")
+    yield Cost("forward", large * seqs * t, "n_sequences", f"the model on {seqs} passages")
+    yield Cost("brackets", _heads(v) * len(v["multipliers"]) * bseq * t ** 3,
+               "bracket_sequences" if v["bracket_sequences"] else "n_sequences",
+               f"{_heads(v) * len(v['multipliers']) * bseq:,} brackets and polynomial certificates")
+    yield Cost("bootstrap", v["n_boot"] * _heads(v) * len(v["multipliers"]), "n_boot",
+               f"{v['n_boot']:,} bootstrap resamples")
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, December 2026): the book profile on main
-#: before it bracketed a subset (issue 16's run record: every one of the 79 passages), quick in a
-#: side-by-side build, and the book profile on its 12 bracketed passages (wall 139 s at load 8,
-#: 49 CPU s). The steps' shares of the first run are from cProfile: brackets and polynomial
-#: certificates 85%, the bootstrap 9%, the model and the rest 6%.
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "overrides": {"bracket_sequences": None}, "seconds": 328.0},
-    {"profile": "quick", "seconds": 53.3},
-    {"profile": "book", "seconds": 139.0},
-)
 
 SPEC = ChapterSpec(
     key="ch06",
@@ -122,22 +106,14 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     inputs=_inputs,
-    runtime_error=2.0,
-    code={
-        "claim-bert-calibration": ["attnrank_lite.calibration.study.run_study",
-                                   "attnrank_lite.calibration.report.associations",
-                                   "attnrank_lite.calibration.report.spearman_bootstrap",
-                                   "attnrank_lite.calibration.report.verdict"],
-        "def-whitened-effective-dimension": ["attnrank_lite.calibration.whitened.head_geometry",
-                                             "attnrank_lite.calibration.whitened.eta_bound",
-                                             "attnrank_lite.calibration.whitened.eta_osc",
-                                             "attnrank_lite.calibration.whitened.tolerance_dims"],
-        "prop-whitened-truncation": ["attnrank_lite.calibration.whitened.truncated_coordinates",
-                                     "attnrank_lite.engine.perturbation.oscillation_bound",
-                                     "attnrank_lite.calibration.whitened.eta_osc",
-                                     "attnrank_lite.calibration.whitened.eta_bound"],
-        "prop-certificate-chain": ["attnrank_lite.calibration.study.study_head",
-                                   "attnrank_lite.quotient.polynomial.polynomial_certificate",
-                                   "attnrank_lite.quotient.polynomial.monomial_count"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "claim-bert-calibration": "calibration.study.run_study calibration.report.associations "
+            "calibration.report.spearman_bootstrap calibration.report.verdict",
+        "def-whitened-effective-dimension": "calibration.whitened.head_geometry calibration.whitened.eta_bound "
+            "calibration.whitened.eta_osc calibration.whitened.tolerance_dims",
+        "prop-whitened-truncation": "calibration.whitened.truncated_coordinates engine.perturbation.oscillation_bound "
+            "calibration.whitened.eta_osc calibration.whitened.eta_bound",
+        "prop-certificate-chain": "calibration.study.study_head quotient.polynomial.polynomial_certificate "
+            "quotient.polynomial.monomial_count",
     },
 )

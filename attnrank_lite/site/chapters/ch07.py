@@ -1,7 +1,7 @@
 """Chapter 7 (appendix): the spherical law at scale, a live sweep and the stored paper table."""
 from ..memory import dense_need
 from ..paths import REPO
-from ..runtime import RuntimeTerm, scaled
+from ..runtime import Cost
 from ..spec import ChapterSpec, Param
 
 
@@ -15,10 +15,6 @@ def _inputs(v):
     yield REPO / v["store"]
 
 
-#: seconds of the book profile's live sweep on the calibration machine (its costly step)
-BOOK_SWEEP_S = 24.0
-
-
 def _work(d_values, n, betas, eps_values) -> float:
     """Relative cost of a live sweep: the sum of its tasks' :func:`attnrank_lite.laws.scale.task_cost`."""
     from ...laws.scale import configurations, task_cost  # here: chapter specs load at every start
@@ -27,31 +23,21 @@ def _work(d_values, n, betas, eps_values) -> float:
 
 
 def _runtime(v):
-    """Seconds of the costly steps, scaled from the book-profile calibration run
-    (16 rows, n = 1000, beta 2 to 16; the d = 5, beta = 16 row dominates)."""
+    """The work of the costly steps: the live sweep, reading the store, and the stored rows
+    rechecked from their certificates (dense A, both sides: n^2 per row)."""
     rows = len(v["d_values"]) * len(v["betas"]) * len(v["eps_values"])
-    yield scaled(BOOK_SWEEP_S, _work(v["d_values"], v["n"], v["betas"], v["eps_values"]),
-                 _work([2, 3, 4, 5], 1000, [2.0, 4.0, 8.0, 16.0], [0.25]), "n",
-                 f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
-    yield RuntimeTerm(0.5, "store", "reading the stored sweep, its law tables and figures")
+    yield Cost("sweep", _work(v["d_values"], v["n"], v["betas"], v["eps_values"]), "n",
+               f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
+    yield Cost("store", 1, "store", "reading the stored sweep, its law tables and figures")
     rows, n = _stored_rows_to_recheck(v)
-    if rows:
-        yield RuntimeTerm(RECHECK_ROW_S * rows * (n / 6000) ** 2, "recheck_sample",
-                          f"{rows} stored rows rechecked from their certificates (n = {n:,})")
-
-
-#: seconds to recheck one stored row at n = 6,000 from its certificate (dense A, both sides;
-#: the committed store on the 2-core x86_64 reference machine, December 2026: 4.5 s for the
-#: quick profile's one row, 10.4 s for the book profile's three; the time grows like n^2, and
-#: with the harmonic degree). RUNTIME_CALIBRATION below was measured with that store.
-RECHECK_ROW_S = 4.0
+    yield Cost("recheck", rows * (n / 6000) ** 2, "recheck_sample",
+               f"{rows} stored rows rechecked from their certificates (n = {n:,})")
 
 
 def _stored_rows_to_recheck(v) -> tuple[int, int]:
     """``(rows, largest n)`` that the page rechecks from the store's certificates: none when
     the store keeps none (or cannot be read), else ``recheck_sample`` rows (all when ``None``)."""
     from ...laws import law_store  # here: chapter specs load at every start
-    from ..paths import REPO
 
     path = REPO / v["store"]
     try:
@@ -63,13 +49,6 @@ def _stored_rows_to_recheck(v) -> tuple[int, int]:
     rows = len(df) if v["recheck_sample"] is None else min(len(df), int(v["recheck_sample"]))
     return rows, int(df["n"].max()) if len(df) else 0
 
-
-#: measured runs the runtime estimate is checked against (seconds of the whole notebook run, kernel
-#: start included; 2-core x86_64 shared with other jobs, load about 1, December 2026)
-RUNTIME_CALIBRATION = (
-    {"profile": "book", "seconds": 37.8},
-    {"profile": "quick", "seconds": 12.6},
-)
 
 SPEC = ChapterSpec(
     key="ch07",
@@ -100,16 +79,10 @@ SPEC = ChapterSpec(
     },
     memory=_memory,
     runtime=_runtime,
-    runtime_error=2.0,
     inputs=_inputs,
-    code={
-        "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
-                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.scale.capped",
-                              "attnrank_lite.laws.verdicts.judge_slope",
-                              "attnrank_lite.laws.scale_report.law_report",
-                              "attnrank_lite.laws.law_store.read_store",
-                              "attnrank_lite.laws.row_certificates.verify_row",
-                              "attnrank_lite.laws.scale_report.recheck_stored",
-                              "attnrank_lite.engine.parallel.run_tasks"],
+    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
+        "obs-laws-at-scale": "laws.scale.sweep_task laws.scale.run_sweep laws.scale.law_table laws.scale.capped "
+            "laws.verdicts.judge_slope laws.scale_report.law_report laws.law_store.read_store "
+            "laws.row_certificates.verify_row laws.scale_report.recheck_stored engine.parallel.run_tasks",
     },
 )
