@@ -153,7 +153,9 @@ class ChapterSpec:
     inputs: Callable | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "code", {label: [f"attnrank_lite.{p}" for p in paths.split()]
+        # "a.b c.d" under attnrank_lite. -> dotted paths; already expanded lists (dataclasses.replace) stay
+        object.__setattr__(self, "code", {label: paths if isinstance(paths, list) else
+                                          [f"attnrank_lite.{p}" for p in paths.split()]
                                           for label, paths in self.code.items()})
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
