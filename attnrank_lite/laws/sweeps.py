@@ -17,13 +17,12 @@ from ..engine.bracket import rank_brackets
 from ..engine.parallel import run_tasks
 from .fitting import fit_loglog_slope
 from .geometry import (
-    circle_points,
     clustered_sphere,
-    fibonacci_sphere,
     gaussian_ball,
     log_effective_token_count,
     random_sphere,
     separated_packing,
+    well_spread_sphere,
 )
 
 __all__ = [
@@ -44,10 +43,12 @@ CONFIGURATIONS = ("well-spread", "packing", "random", "clustered")
 def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray:
     r"""A configuration of about ``n`` points on :math:`S^{d-1}`.
 
-    ``well-spread``: equispaced circle (d = 2), Fibonacci sphere (d = 3), or a separated
-    packing (d >= 4, spacing set from the volume ratio so that the count is near ``n``).
-    ``packing``: greedy maximal separated packing (any d), same spacing rule.
-    ``random``: uniform. ``clustered``: 8 clusters of angular spread 0.15.
+    ``well-spread``: the book's one well-spread set, exactly ``n`` points of
+    :func:`~attnrank_lite.laws.geometry.well_spread_sphere` (equispaced circle for d = 2,
+    Fibonacci sphere for d = 3, a repelled lattice or repelled random points for d >= 4).
+    ``packing``: greedy maximal separated packing (any d), spacing set from the volume ratio
+    so that the count is near ``n``. ``random``: uniform. ``clustered``: 8 clusters of
+    angular spread 0.15.
 
     Returns
     -------
@@ -56,11 +57,9 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
     """
     if kind not in CONFIGURATIONS:
         raise ValueError(f"unknown configuration {kind!r}; allowed: {', '.join(CONFIGURATIONS)}")
-    if kind == "well-spread" and d == 2:
-        return circle_points(n)
-    if kind == "well-spread" and d == 3:
-        return fibonacci_sphere(n)
-    if kind in ("well-spread", "packing"):
+    if kind == "well-spread":
+        return well_spread_sphere(n, d, seed=seed)
+    if kind == "packing":
         from math import gamma, pi
 
         from .geometry import sphere_area
