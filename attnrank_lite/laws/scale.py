@@ -258,7 +258,7 @@ def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, execut
     t0, started = time.perf_counter(), time.time()
     try:
         run_tasks(sweep_task, todo, executor, need=task_memory, cost=task_cost, limit=limit,
-                  on_done=lambda i, row: law_store.insert_certified_rows(con, [row], code), desc="rows",
+                  on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     finally:
         try:

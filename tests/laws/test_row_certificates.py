@@ -200,7 +200,7 @@ def test_a_row_and_its_certificate_are_committed_together(store):
            "lower": 6, "upper": 5, "lower_kind": "norm", "upper_source": "x", "degree": None,
            "verified": True, "wall_s": 0.1, "cpu_s": 0.1, "certificate": b"PK"}
     with pytest.raises(sqlite3.IntegrityError):
-        law_store.insert_certified_rows(con, [{**row, "lower": 1}, row], "abc")
+        law_store.insert_rows(con, [{**row, "lower": 1}, row], "abc")
     assert con.execute("SELECT COUNT(*) FROM certificates WHERE d = 5").fetchone()[0] == 0
     assert con.execute("SELECT COUNT(*) FROM rows WHERE d = 5").fetchone()[0] == 0
     con.close()
