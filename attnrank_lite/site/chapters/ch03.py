@@ -77,8 +77,8 @@ SPEC = ChapterSpec(
     runtime=_runtime,
     runtime_error=2.0,
     code={
-        "thm-ball-law": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.sweeps.ball_instance",
-                         "attnrank_lite.laws.ball_report.ball_sweeps", "attnrank_lite.laws.ball_report.ball_slopes"],
+        "thm-ball-law": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.ball_law.ball_maker",
+                         "attnrank_lite.laws.report.ball_sweeps", "attnrank_lite.laws.report.ball_slopes"],
         "prop-gaussian-ball": ["attnrank_lite.laws.geometry.gaussian_ball", "attnrank_lite.laws.ball_law.theta_factor",
                                "attnrank_lite.laws.ball_law.theta_direct",
                                "attnrank_lite.laws.ball_law.token_count_table",
@@ -87,10 +87,10 @@ SPEC = ChapterSpec(
                                "attnrank_lite.laws.ball_law.integer_log_multiplicities",
                                "attnrank_lite.laws.ball_law.rounding_table"],
         "obs-ball-slopes": ["attnrank_lite.laws.ball_law.ball_maker",
-                            "attnrank_lite.laws.ball_report.fixed_n_numbers",
+                            "attnrank_lite.laws.report.fixed_n_numbers",
                             "attnrank_lite.laws.verdicts.judged_slope_table",
                             "attnrank_lite.laws.ball_law.certified_order",
                             "attnrank_lite.laws.ball_law.loglog_crossing",
-                            "attnrank_lite.laws.ball_report.key_numbers"],
+                            "attnrank_lite.laws.report.key_numbers"],
     },
 )

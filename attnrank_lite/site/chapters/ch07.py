@@ -104,12 +104,12 @@ SPEC = ChapterSpec(
     inputs=_inputs,
     code={
         "obs-laws-at-scale": ["attnrank_lite.laws.scale.sweep_task", "attnrank_lite.laws.scale.run_sweep",
-                              "attnrank_lite.laws.scale.law_table", "attnrank_lite.laws.scale.capped",
+                              "attnrank_lite.laws.report.law_table", "attnrank_lite.laws.report.capped",
                               "attnrank_lite.laws.verdicts.judge_slope",
-                              "attnrank_lite.laws.scale_report.law_report",
+                              "attnrank_lite.laws.report.law_report",
                               "attnrank_lite.laws.law_store.read_store",
                               "attnrank_lite.laws.row_certificates.verify_row",
-                              "attnrank_lite.laws.scale_report.recheck_stored",
+                              "attnrank_lite.laws.report.recheck_stored",
                               "attnrank_lite.engine.parallel.run_tasks"],
     },
 )
