@@ -1,17 +1,8 @@
-"""The code identity of a stored sweep row: what must change for a stored row to be recomputed.
-
-A row of the stored sweep (:mod:`attnrank_lite.laws.scale`) depends on the code that computes
-it, not on its comments, docstrings or formatting, nor on modules it never imports. The
-identity is therefore the SHA-256 of the *abstract syntax trees, docstrings removed*, of every
-package module in the static import closure of the row's entry module (imports at module level
-and inside functions, relative or absolute, and the ``__init__`` of every package that import
-executes), in module-name order.
-
-Statement (what the identity guarantees): if two checkouts give the same identity, every module
-Python can load while computing a row (through the import statements of the package) has the
-same syntax tree up to docstrings, so the same code runs. Code reached other than by an import
-statement (``importlib.import_module`` of a computed name, ``exec``) is not seen: the package's
-mathematics uses none.
+"""The code identity of a stored sweep row: the SHA-256 of the syntax trees, docstrings removed,
+of every package module in the static import closure of the row's entry module (all import
+statements, and the ``__init__`` of every package they execute), in name order. Two checkouts
+with the same identity run the same code for a row (code reached by ``importlib`` of a computed
+name or ``exec`` is not seen; the package's mathematics uses none).
 """
 from __future__ import annotations
 
@@ -51,11 +42,8 @@ def _absolute(name: str, node: ast.ImportFrom) -> str:
 
 
 def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
-    """Package modules that the import statements of ``tree`` (module ``name``) load.
-
-    ``from X import y`` counts ``X`` and, where ``X.y`` is itself a module, ``X.y``; every
-    parent package of a module counts too (Python executes its ``__init__``).
-    """
+    """Package modules that the import statements of ``tree`` (module ``name``) load: ``from X
+    import y`` counts ``X`` and, where it is a module, ``X.y``; and every parent package."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

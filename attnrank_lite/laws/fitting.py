@@ -1,12 +1,8 @@
-r"""Power-law slopes on log-log data, with confidence intervals.
-
-Model: :math:`\log y = a + s \log x + \text{noise}`; ordinary least squares on the logs gives
-the slope :math:`s`, its standard error and a Student-t confidence interval
-:math:`\hat s \pm t_{1-\alpha/2,\,k-2}\,\mathrm{se}(\hat s)` (k points).
-"""
+r"""Power-law slopes on log-log data: least squares of :math:`\log y` on :math:`\log x` with a
+Student-t interval :math:`\hat s \pm t_{1-\alpha/2,\,k-2}\,\mathrm{se}(\hat s)` (k points)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -16,20 +12,9 @@ __all__ = ["SlopeFit", "fit_loglog_slope", "interval_text", "reference_line"]
 
 @dataclass(frozen=True)
 class SlopeFit:
-    r"""Result of :func:`fit_loglog_slope`.
-
-    Attributes
-    ----------
-    slope, intercept : float
-        :math:`\log y \approx \text{intercept} + \text{slope}\,\log x` (natural logs).
-    stderr : float
-        Standard error of the slope (``nan`` for two points).
-    ci_low, ci_high : float
-        Confidence interval of the slope at ``level`` (infinite for two points; equal to the
-        slope for exact power laws).
-    level : float
-    npoints : int
-    """
+    r"""Result of :func:`fit_loglog_slope`: :math:`\log y \approx \text{intercept} + \text{slope}\,
+    \log x` (natural logs), the slope's ``stderr`` (nan for two points) and interval
+    ``[ci_low, ci_high]`` at ``level`` (infinite for two points), from ``npoints`` points."""
 
     slope: float
     intercept: float
@@ -39,28 +24,10 @@ class SlopeFit:
     level: float
     npoints: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return (f"{self.slope:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] "
-                f"({100 * self.level:g}% CI, {self.npoints} points)")
-
 
 def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
-    r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a t confidence interval.
-
-    Parameters
-    ----------
-    x, y : array_like, shape (k,)
-        Positive data, ``k >= 2`` distinct x values.
-    level : float
-        Confidence level in (0, 1).
-
-    Returns
-    -------
-    SlopeFit
-    """
+    r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a t interval at
+    ``level`` in (0, 1); ``x``, ``y`` positive, at least two distinct x values."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if x.shape != y.shape:
@@ -88,14 +55,9 @@ def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
 
 def interval_text(slope: float, low: float, high: float, digits: int = 2,
                   max_digits: int = 6) -> str:
-    """``"0.50 [0.47, 0.53]"``: a slope and its interval with enough decimals to tell them apart.
-
-    Starts at ``digits`` decimals and adds one while two of the three printed numbers that
-    differ would print alike (a narrow interval such as 0.5203 [0.5198, 0.5209] prints as
-    ``"0.520 [0.520, 0.521]"`` would still merge; it becomes ``"0.5203 [0.5198, 0.5209]"``),
-    up to ``max_digits``. Numbers equal to a relative 1e-9 (an exact power law fitted in floating
-    point) count as equal. Infinite ends print as ``inf``.
-    """
+    """``"0.50 [0.47, 0.53]"``: a slope and its interval, with one decimal more (from ``digits`` up
+    to ``max_digits``) while two different numbers would print alike (numbers equal to a relative
+    1e-9 count as equal); infinite ends print as ``inf``."""
     vals = [float(slope), float(low), float(high)]
     k = digits
     while k < max_digits:

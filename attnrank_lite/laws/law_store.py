@@ -1,21 +1,7 @@
-"""A resumable SQLite store of sweep rows (stdlib ``sqlite3``, write-ahead log).
-
-One row per configuration ``(d, n, beta, eps, points, seed)`` and code hash: the certified
-bracket, its certificate kinds and harmonic degree, whether it was re-verified, and the wall and
-CPU seconds of the task that computed it. Each finished task's rows are committed in one
-transaction as soon as the task returns, so a sweep killed with SIGKILL loses at most the tasks
-still in flight: SQLite's write-ahead log (``journal_mode=WAL``, ``synchronous=FULL``) keeps
-every committed transaction and leaves the file readable after a crash of the writer.
-
-Sweeps run at the same time on one store share the work: each claims the rows it will compute
-before computing them (the ``claims`` table, :func:`claim_rows`), a row's claim goes in the
-transaction that commits it, and the claims of a sweep that no longer runs are taken over.
-
-The code hash (:func:`code_hash`) is the code identity of a row
-(:mod:`attnrank_lite.laws.code_identity`): the SHA-256 of the syntax trees, docstrings removed,
-of the package modules the row's computation imports. A rerun skips the configurations already
-stored under the same hash and recomputes them after that code changed; a docstring, a comment
-or a module the computation does not import leaves the hash alone.
+"""A resumable SQLite store (WAL) of sweep rows, one per configuration :data:`KEY` and code hash
+(:func:`code_hash`), with each row's certificate blob and, once per point set, the points. A
+task's rows are committed in one transaction (``synchronous=FULL``: a SIGKILL loses at most the
+tasks in flight); sweeps on one store share the work through claims (:func:`claim_rows`).
 """
 from __future__ import annotations
 
@@ -34,7 +20,7 @@ from .code_identity import code_identity
 
 __all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_store", "stored_keys",
            "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs",
-           "insert_certified_rows", "has_certificates", "read_certified_store", "stored_rows_with_blobs"]
+           "has_certificates", "read_certified_store", "stored_rows_with_blobs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
@@ -68,16 +54,8 @@ CREATE TABLE IF NOT EXISTS claims (
 
 
 class StoreError(Exception):
-    """A store that cannot be opened, read or written, in one line saying why.
-
-    Attributes
-    ----------
-    path : Path
-        The store.
-    filesystem : bool
-        True when the file system refused (read-only, full disk, I/O error); False when the path
-        or the file is wrong (missing folder, a folder, not a sweep store, damaged).
-    """
+    """A store that cannot be opened, read or written, in one line saying why; ``path``, and
+    ``filesystem``: True when the file system refused (read-only, full disk, I/O error)."""
 
     def __init__(self, message: str, path, filesystem: bool):
         super().__init__(message)
@@ -94,8 +72,8 @@ _FILESYSTEM_CODES = {3: "cannot be accessed (permission denied)",
 
 
 def store_error(exc: BaseException, path) -> StoreError:
-    """The :class:`StoreError` for a ``sqlite3`` (or pandas database) error raised on the store
-    ``path``: what is wrong, from SQLite's result code and the path."""
+    """The :class:`StoreError` for a ``sqlite3`` (or pandas) error on ``path``, from SQLite's
+    result code and the path."""
     path = Path(path)
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None and isinstance(exc.__cause__, sqlite3.Error):  # pandas wraps sqlite3's errors
@@ -117,21 +95,13 @@ def store_error(exc: BaseException, path) -> StoreError:
 
 
 def code_hash() -> str:
-    """The code identity of a row (:func:`attnrank_lite.laws.code_identity.code_identity`): the
-    SHA-256 (first 16 hex digits) of the docstring-free syntax trees of the modules a row's
-    computation imports."""
+    """The code identity of a row (:func:`attnrank_lite.laws.code_identity.code_identity`)."""
     return code_identity()
 
 
 def open_store(path) -> sqlite3.Connection:
-    """Open (creating if needed) the store at ``path`` in WAL mode.
-
-    Raises
-    ------
-    StoreError
-        The store cannot be opened for writing, or the file there is not a sweep store
-        (:func:`store_error` says which).
-    """
+    """Open (creating if needed) the store at ``path`` in WAL mode; :class:`StoreError` when it
+    cannot be opened for writing or is not a sweep store."""
     p = Path(path)
     for q in (p, p.parent):  # SQLite opens a read-only file for reading and fails at the first write
         if q.exists() and not os.access(q, os.W_OK):
@@ -151,10 +121,17 @@ def open_store(path) -> sqlite3.Connection:
         raise store_error(exc, path) from exc
 
 
+def _key(d, n, beta, eps, points, seed) -> tuple:
+    return int(d), int(n), float(beta), float(eps), str(points), int(seed)
+
+
+def _now(t=None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
 def stored_keys(con: sqlite3.Connection, code: str) -> set[tuple]:
     """The configurations (tuples in :data:`KEY` order) stored under the code hash ``code``."""
-    cur = con.execute(f"SELECT {', '.join(KEY)} FROM rows WHERE code_hash = ?", (code,))
-    return {(int(d), int(n), float(b), float(e), str(p), int(s)) for d, n, b, e, p, s in cur}
+    return {_key(*k) for k in con.execute(f"SELECT {', '.join(KEY)} FROM rows WHERE code_hash = ?", (code,))}
 
 
 def claim_owner() -> str:
@@ -166,9 +143,8 @@ def claim_owner() -> str:
 
 
 def _owner_alive(owner: str) -> bool:
-    """Whether the sweep named ``owner`` (:func:`claim_owner`) can still be running: its process
-    is on this machine and alive. A WAL store is only shared by processes of one machine (its
-    ``-shm`` index is shared memory), so a claim from another machine is left over from a copy."""
+    """Whether the sweep ``owner`` (:func:`claim_owner`) can still run: its process is alive on
+    this machine (a WAL store is shared by one machine only: its ``-shm`` is shared memory)."""
     import psutil
 
     try:
@@ -181,30 +157,15 @@ def _owner_alive(owner: str) -> bool:
 
 def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str,
                done: set | None = None) -> tuple[list, int]:
-    """Claim the configurations of ``keys`` that are neither done nor claimed by a running sweep.
-
-    ``done``: the keys to leave alone (default: every key stored under ``code``; a sweep passes
-    the rows stored with a certificate that matches them, so that the others are recomputed).
-
-    In one write transaction (``BEGIN IMMEDIATE``: sweeps claim one after another): claims of
-    sweeps that no longer run are dropped, then every key not stored under ``code`` and not
-    claimed is claimed for ``owner``. Sweeps started at the same time on one store therefore
-    share the work instead of each computing every row; a killed sweep's claims are taken over
-    by the next one.
-
-    Returns
-    -------
-    (list of tuple, int)
-        The keys claimed here (to compute), in ``keys`` order, and how many are being computed
-        by other running sweeps.
-    """
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """Claim for ``owner`` the ``keys`` that are neither done (``done``, default: stored under
+    ``code``) nor claimed by a running sweep, in one ``BEGIN IMMEDIATE`` transaction that first
+    drops the claims of sweeps no longer running. Returns the keys claimed (in ``keys`` order)
+    and how many others are being computed by other running sweeps."""
+    now = _now()
     con.execute("BEGIN IMMEDIATE")
     try:
-        held = {}
-        for *k, owner_k in con.execute(f"SELECT {', '.join(KEY)}, owner FROM claims WHERE code_hash = ?",
-                                       (code,)).fetchall():
-            held[(int(k[0]), int(k[1]), float(k[2]), float(k[3]), str(k[4]), int(k[5]))] = owner_k
+        held = {_key(*k): o for *k, o in con.execute(
+            f"SELECT {', '.join(KEY)}, owner FROM claims WHERE code_hash = ?", (code,)).fetchall()}
         stale = {o for o in set(held.values()) if not _owner_alive(o)}
         con.executemany("DELETE FROM claims WHERE owner = ?", [(o,) for o in stale])
         busy = {k for k, o in held.items() if o not in stale}
@@ -227,14 +188,27 @@ def release_claims(con: sqlite3.Connection, owner: str) -> None:
 
 
 def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
-    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time) in one transaction,
-    with the removal of their claims (:func:`claim_rows`)."""
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time; with ``certificate``
+    bytes and ``point_set`` ``.npy`` bytes where they have them) in one transaction, with the
+    removal of their claims: all of them or none."""
+    now = _now()
     vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
     keys = [tuple(r[c] for c in KEY) + (code,) for r in rows]
-    with con:  # one transaction: all rows of the task or none
+    blobs = [k + (sqlite3.Binary(bytes(r["certificate"])),) for k, r in zip(keys, rows)
+             if r.get("certificate") is not None]
+    points = [_point_record(r) for r in rows if r.get("point_set") is not None]
+    if blobs or points:
+        con.execute(_CERTIFICATE_SCHEMA)
+        con.execute(_POINT_SCHEMA)
+    with con:  # one transaction: the rows, their certificates and points, or nothing
+        if points:
+            con.executemany("INSERT OR IGNORE INTO point_sets (points, n_points, d, seed, sha256, npy) "
+                            "VALUES (?, ?, ?, ?, ?, ?)", points)
         con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
                         f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
+        if blobs:
+            con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
+                            f"VALUES ({', '.join('?' * (len(KEY) + 2))})", blobs)
         con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
                         keys)
 
@@ -242,23 +216,16 @@ def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
 def record_run(con: sqlite3.Connection, started: float, command: str, executor: str, computed: int,
                skipped: int, wall_s: float, code: str) -> None:
     """Commit one line to the ``runs`` table: a sweep that finished (how, how long, which code)."""
-    def utc(t):
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
     with con:
         con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (utc(started), utc(time.time()), command, executor, computed, skipped, wall_s, code))
+                    (_now(started), _now(), command, executor, computed, skipped, wall_s, code))
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the store ``path`` (its exact name: the URI is built with
-    :meth:`pathlib.Path.as_uri`, so ``#``, ``?`` and ``%`` are part of the file name).
-
-    ``mode=ro`` first: it sees what a sweep running at the same time commits, but a WAL store
-    needs its ``-shm`` file, which a read-only folder cannot hold. There, and only when no
-    write-ahead log with content lies beside the store (no writer can have one in such a folder),
-    ``immutable=1``: SQLite then reads the file as it is, without ``-shm`` or locks.
-    """
+    """A read-only connection to the store ``path`` (its exact name: ``#``, ``?``, ``%`` included,
+    through :meth:`pathlib.Path.as_uri`): ``mode=ro`` (sees what a running sweep commits), or in
+    a read-only folder, where no ``-shm`` can be made and only when no write-ahead log with
+    content lies beside the store, ``immutable=1`` (the file as it is)."""
     uri = path.resolve().as_uri()
     con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
     try:
@@ -273,6 +240,8 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
 
 def _read(path, query: str, params=None) -> pd.DataFrame:
+    """``query`` on the store ``path``, read-only: ``FileNotFoundError`` without a file,
+    :class:`StoreError` when it is not a readable sweep store."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no sweep store at {path}" + (" (a folder)" if path.is_dir() else
@@ -289,40 +258,36 @@ def _read(path, query: str, params=None) -> pd.DataFrame:
 
 
 def read_runs(path) -> pd.DataFrame:
-    """The ``runs`` table: every finished sweep on this store, oldest first.
-
-    Raises
-    ------
-    FileNotFoundError
-        No file at ``path``.
-    StoreError
-        The file is not a readable sweep store.
-    """
+    """The ``runs`` table: every finished sweep on this store, oldest first (read as :func:`_read`)."""
     return _read(path, "SELECT * FROM runs ORDER BY started_utc")
 
 
-def read_store(path, code: str | None = None) -> pd.DataFrame:
-    """The stored rows as a table (all code hashes, or only ``code``), sorted by configuration.
-
-    Opened read-only (``mode=ro``; ``immutable=1`` in a read-only folder): reading never
-    changes the store, and ``path`` is the exact file name (``#``, ``?`` and ``%`` included).
-
-    Raises
-    ------
-    FileNotFoundError
-        No file at ``path``.
-    StoreError
-        The file is not a readable sweep store.
-    """
-    q = f"SELECT {', '.join(COLUMNS)} FROM rows" + (" WHERE code_hash = ?" if code else "")
+def read_store(path, code: str | None = None, certificates: bool = False) -> pd.DataFrame:
+    """The stored rows (all code hashes, or only ``code``), sorted by configuration, read-only
+    (:func:`_read`). ``certificates``: with the columns ``certificate`` (each row's blob, or
+    ``None``) and ``point_set`` (the stored points its certificate names, or ``None``)."""
+    cert = certificates and has_certificates(path)
+    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
+    q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}" + (", c.blob AS certificate" if cert else "")
+         + " FROM rows r" + (f" LEFT JOIN certificates c ON {on}" if cert else "")
+         + (" WHERE r.code_hash = ?" if code else ""))
     df = _read(path, q, (code,) if code else None)
     df["verified"] = df["verified"].astype(bool)
+    if certificates:
+        df["certificate"] = ([None if b is None or (isinstance(b, float) and b != b) else bytes(b)
+                              for b in df["certificate"]] if cert else None)
+        df["point_set"] = _point_sets_of(path, df) if cert else None
     return df.sort_values(list(KEY)).reset_index(drop=True)
+
+
+def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
+    """:func:`read_store` with the columns ``certificate`` and ``point_set``."""
+    return read_store(path, code, certificates=True)
 
 
 # ------------------------------------------------------------------ certificates beside the rows
 
-#: the ``certificates`` table: one blob per row, keyed like the rows (:mod:`.row_certificates`)
+#: one certificate blob per row, keyed like the rows
 _CERTIFICATE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS certificates (
     d INTEGER NOT NULL, n INTEGER NOT NULL, beta REAL NOT NULL, eps REAL NOT NULL,
@@ -332,8 +297,7 @@ CREATE TABLE IF NOT EXISTS certificates (
 """
 
 
-#: each point set a certified row was made on, once (``npy``: :func:`~attnrank_lite.laws.row_certificates.npy_bytes`;
-#: the rows' certificates name theirs by the sha256 of its float64 bytes)
+#: each point set a certified row was made on, once, named by the sha256 of its float64 bytes
 _POINT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS point_sets (
     points TEXT NOT NULL, n_points INTEGER NOT NULL, d INTEGER NOT NULL, seed INTEGER NOT NULL,
@@ -352,64 +316,19 @@ def _point_record(row: dict) -> tuple:
             sqlite3.Binary(bytes(row["point_set"])))
 
 
-def insert_certified_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
-    """Commit ``rows`` and their certificates in one transaction, with the removal of their
-    claims (:func:`claim_rows`): all of them or none.
-
-    Parameters
-    ----------
-    con : sqlite3.Connection
-        From :func:`open_store`.
-    rows : list of dict
-        As for :func:`insert_rows`, each with ``certificate`` (bytes,
-        :func:`attnrank_lite.laws.row_certificates.certificate_blob`) too.
-    code : str
-        The code hash the rows are stored under.
-    """
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
-    blobs = [tuple(r[c] for c in KEY) + (code, sqlite3.Binary(bytes(r["certificate"]))) for r in rows]
-    points = [_point_record(r) for r in rows if r.get("point_set") is not None]
-    con.execute(_CERTIFICATE_SCHEMA)
-    con.execute(_POINT_SCHEMA)
-    with con:  # one transaction: the rows, their certificates and points, or nothing
-        con.executemany("INSERT OR IGNORE INTO point_sets (points, n_points, d, seed, sha256, npy) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", points)
-        con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(COLUMNS)}) "
-                        f"VALUES ({', '.join('?' * len(COLUMNS))})", vals)
-        con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
-                        f"VALUES ({', '.join('?' * (len(KEY) + 2))})", blobs)
-        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
-                        [b[:-1] for b in blobs])
+def _has_table(path, name: str) -> bool:
+    q = "SELECT COUNT(*) AS k FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return bool(_read(path, q, (name,))["k"].iloc[0])
 
 
 def has_certificates(path) -> bool:
     """Whether the store at ``path`` has a ``certificates`` table (stores written before it do not)."""
-    q = "SELECT COUNT(*) AS k FROM sqlite_master WHERE type = 'table' AND name = 'certificates'"
-    return bool(_read(path, q)["k"].iloc[0])
-
-
-def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
-    """:func:`read_store` with the column ``certificate``: each row's blob (bytes), ``None``
-    where the row has none (or the store has no ``certificates`` table)."""
-    if not has_certificates(path):
-        return read_store(path, code).assign(certificate=None)
-    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
-    q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}, c.blob AS certificate FROM rows r "
-         f"LEFT JOIN certificates c ON {on}" + (" WHERE r.code_hash = ?" if code else ""))
-    df = _read(path, q, (code,) if code else None)
-    df["verified"] = df["verified"].astype(bool)
-    df["certificate"] = [None if b is None or (isinstance(b, float) and b != b) else bytes(b)
-                         for b in df["certificate"]]
-    df["point_set"] = _point_sets_of(path, df)
-    return df.sort_values(list(KEY)).reset_index(drop=True)
+    return _has_table(path, "certificates")
 
 
 def _point_sets_of(path, df: pd.DataFrame) -> list:
-    """For each row of ``df``, the stored point set its certificate names (``.npy`` bytes), or
-    ``None`` (no ``point_sets`` table, no certificate, or none with the certificate's sha256)."""
-    q = "SELECT COUNT(*) AS k FROM sqlite_master WHERE type = 'table' AND name = 'point_sets'"
-    if not _read(path, q)["k"].iloc[0]:
+    """For each row of ``df``, the stored point set its certificate names (``.npy`` bytes), or ``None``."""
+    if not _has_table(path, "point_sets"):
         return [None] * len(df)
     sets = {(str(p), int(n), int(d), int(s), str(h)): bytes(b) for p, n, d, s, h, b in
             _read(path, "SELECT points, n_points, d, seed, sha256, npy FROM point_sets").itertuples(index=False)}

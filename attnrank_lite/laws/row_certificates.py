@@ -1,29 +1,12 @@
 r"""The certificate of a stored sweep row: written with the row, rechecked from the store alone.
 
-A row of the stored sweep (:mod:`attnrank_lite.laws.scale`) is a certified bracket on
-:math:`\operatorname{rank}_\varepsilon(A)`, :math:`A = \mathrm{rowsoftmax}(\beta XX^\top)`, for
-the point set ``X`` that ``(points, n, d, seed)`` rebuild. Its certificate is kept beside it
-(:func:`attnrank_lite.laws.law_store.insert_certified_rows`, same transaction) as the bytes of
-a certificate file (``SPEC.md`` section 6, :mod:`attnrank_lite.engine.certificate_io`; an
-``.npz`` whose members are deflate-compressed) with a recipe instance ``Q = X``, ``K = null``,
-``beta``, **less its member** ``Q``: the points are rebuilt from the row's parameters
-(:func:`point_set`) when the row is rechecked, and the header's sha256 of ``Q`` (kept) binds the
-rebuilt points to the ones the certificate was made on. A blob therefore costs its certificate
-data only (a harmonic side is its degree, a Neumann side its index groups, an l1 side its
-float32 factors), not ``n x d`` floats.
-
-:func:`verify_row` rechecks a row from its blob: the header's instance, eps and claimed ends
-must equal the row's (``d``, ``n``, ``beta``, ``eps``, ``lower``, ``upper``); the points are
-read from the store's ``point_sets`` table (each point set once, :func:`npy_bytes`; a store
-without it: rebuilt, one BLAS thread, as the task built them) and put back as ``Q``; the file is then
-read by the checked reader and both sides rechecked by
-:func:`attnrank_lite.engine.certificate_file.verify_file`. A row without a blob fails.
-:func:`claims_match` is the cheap part (header against row, no arithmetic), which a resumed
-sweep uses to recompute rows whose certificate is missing or disagrees with the row.
-
-The points are kept in the store because rebuilding them is bit-identical only on the machine
-and numpy/BLAS that computed the store (BLAS kernels differ between CPUs); either way the
-header's sha256 decides, and a mismatch is reported as such, never passed.
+Stored beside the row (same transaction) as a certificate file (``SPEC.md`` section 6) on the
+recipe ``Q = X``, ``K = null``, ``beta``, **less its member** ``Q``, whose sha256 the header
+keeps: the points put back at a recheck (the store's ``point_sets``, else rebuilt by
+:func:`point_set`) must be those the certificate was made on. :func:`verify_row` checks the
+header against the row (:func:`claims_match`, also what a resumed sweep uses), then both sides
+(:func:`attnrank_lite.engine.certificate_file.verify_file`); a row without a blob fails. The
+points are stored since a rebuild is bit-identical only on the same machine and numpy/BLAS.
 """
 from __future__ import annotations
 
@@ -71,65 +54,36 @@ def npy_array(data: bytes) -> np.ndarray:
     return np.lib.format.read_array(io.BytesIO(bytes(data)), allow_pickle=False)
 
 
-def _strip_member(data: bytes, name: str) -> bytes:
-    """The zip ``data`` without its member ``name.npy`` (the others copied, deflated)."""
+def _rezip(data: bytes, drop: str | None = None, add: tuple[str, np.ndarray] | None = None) -> bytes:
+    """The zip ``data`` (members deflated) without the member ``drop.npy`` and with ``add``
+    (name, array) as ``name.npy``; ``CertificateFileError`` when that member is already there."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as src, \
             zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
-            if info.filename != f"{name}.npy":
+            if add is not None and info.filename == f"{add[0]}.npy":
+                raise CertificateFileError(f"the stored blob already holds a member {add[0]}.npy")
+            if drop is None or info.filename != f"{drop}.npy":
                 dst.writestr(info.filename, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
-    return out.getvalue()
-
-
-def _with_member(blob: bytes, name: str, arr: np.ndarray) -> bytes:
-    """The zip ``blob`` with the member ``name.npy`` (``arr`` as ``.npy``) added."""
-    npy = io.BytesIO()
-    np.lib.format.write_array(npy, np.ascontiguousarray(arr), allow_pickle=False)
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(blob)) as src, \
-            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            if info.filename == f"{name}.npy":
-                raise CertificateFileError(f"the stored blob already holds a member {name}.npy")
-            dst.writestr(info.filename, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
-        dst.writestr(f"{name}.npy", npy.getvalue())
+        if add is not None:
+            dst.writestr(f"{add[0]}.npy", npy_bytes(add[1]))
     return out.getvalue()
 
 
 def certificate_blob(bracket, X: np.ndarray, beta: float) -> bytes:
-    """The stored certificate of a row: the certificate file of ``bracket`` on the recipe
-    ``Q = X``, ``beta`` (self-attention), without the member ``Q`` (module docstring).
-
-    Parameters
-    ----------
-    bracket : RankBracket
-        The row's bracket (verified again by :func:`~attnrank_lite.engine.certificate_io.save_brackets`
-        on the dense matrix before anything is written; a failure raises ``ValueError``).
-    X : ndarray, shape (n, d)
-        The row's points.
-    beta : float
-
-    Returns
-    -------
-    bytes
-        A zip (deflate) of the file's header and certificate arrays.
-    """
+    """The stored certificate of a row: the certificate file of ``bracket`` (verified again on
+    the dense matrix by :func:`~attnrank_lite.engine.certificate_io.save_brackets`, ``ValueError``
+    on failure) on the recipe ``Q = X``, ``beta``, without the member ``Q``."""
     with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
         path = save_brackets(os.path.join(tmp, "row.npz"), bracket, Q=X, beta=float(beta))
         with open(path, "rb") as fh:
             data = fh.read()
-    return _strip_member(data, POINTS_MEMBER)
+    return _rezip(data, drop=POINTS_MEMBER)
 
 
 def blob_header(blob: bytes) -> dict:
-    """The JSON header of a stored blob (no array read).
-
-    Raises
-    ------
-    CertificateFileError
-        One line: not a zip, no header, a header too large or not JSON, another format.
-    """
+    """The JSON header of a stored blob (no array read); ``CertificateFileError`` in one line
+    when it is not a zip, has no header, a header too large or not JSON, or another format."""
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             info = zf.getinfo("header.npy")
@@ -150,12 +104,9 @@ def blob_header(blob: bytes) -> dict:
 
 
 def claims_match(row, header: dict) -> str:
-    """``""`` when the header's instance and single bracket are the row's, else what differs.
-
-    Compared: a recipe instance ``K = null`` whose ``Q`` (sha256 kept, member left out) has
-    shape ``(n_points, d)``, its ``beta``, ``n = m = n_points``; exactly one bracket, its
-    ``eps`` and its claimed ``lower`` and ``upper`` ends.
-    """
+    """``""`` when the header is a self-attention recipe (``K = null``, ``Q`` of shape
+    ``(n_points, d)``, the row's beta, ``n = m = n_points``) with exactly one bracket of the
+    row's eps and claimed ends, else what differs."""
     inst = header.get("instance")
     if not isinstance(inst, dict) or inst.get("kind") != "attention" or inst.get("K") is not None:
         return "its instance is not the self-attention recipe of a sweep row"
@@ -181,17 +132,8 @@ def claims_match(row, header: dict) -> str:
 
 @dataclass(frozen=True)
 class RowVerdict:
-    """Outcome of :func:`verify_row`.
-
-    Attributes
-    ----------
-    ok : bool
-    line : str
-        One line: ``verified: 8 <= rank_0.25(A) <= 11, n = 400, kinds neumann/harmonic`` or
-        what failed.
-    seconds : float
-        Wall-clock seconds of the recheck (points rebuilt included).
-    """
+    """Outcome of :func:`verify_row`: ``ok``, ``line`` (``verified: 8 <= rank_0.25(A) <= 11, ...``
+    or what failed) and ``seconds`` of the recheck."""
 
     ok: bool
     line: str
@@ -199,25 +141,9 @@ class RowVerdict:
 
 
 def verify_row(row, blob, second=None) -> RowVerdict:
-    """Recheck one stored row from its certificate blob (module docstring).
-
-    Parameters
-    ----------
-    row : mapping
-        The row (``d``, ``n``, ``beta``, ``eps``, ``points``, ``seed``, ``n_points``, ``lower``,
-        ``upper``).
-    blob : bytes or None
-        Its stored certificate (``None``: the row has none, which fails).
-    second : callable, optional
-        A second opinion on the rebuilt certificate file: ``second(path, ok)`` with ``ok`` the
-        verdict of :func:`~attnrank_lite.engine.certificate_file.verify_file`, returns ``""``
-        when it agrees, else one line that fails the row (``sweep --verify --independent``
-        passes the independent checker this way; the laws never import it).
-
-    Returns
-    -------
-    RowVerdict
-    """
+    """Recheck one stored row from its blob (module docstring). ``second(path, ok)``: a second
+    opinion on the rebuilt file, ``""`` when it agrees, else one line that fails the row
+    (``sweep --verify --independent`` passes the checker this way; the laws never import it)."""
     t0 = time.perf_counter()
 
     def fail(why):
@@ -239,7 +165,7 @@ def verify_row(row, blob, second=None) -> RowVerdict:
         else:  # a store without its point sets: rebuilt as the task built them
             with single_threaded():
                 X = point_set(str(row["points"]), int(row["n_points"]), int(row["d"]), int(row["seed"]))
-        data = _with_member(bytes(blob), POINTS_MEMBER, X)
+        data = _rezip(bytes(blob), add=(POINTS_MEMBER, X))
     except (ValueError, zipfile.BadZipFile) as exc:
         return fail(f"its certificate is refused: {exc}".replace("\n", " "))
     with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
@@ -273,23 +199,9 @@ def row_label(row) -> str:
 
 
 def recheck_rows(rows: pd.DataFrame, on_row=None, second=None) -> pd.DataFrame:
-    """:func:`verify_row` for every row of ``rows`` (a column ``certificate`` holds the blobs,
-    :func:`attnrank_lite.laws.law_store.read_certified_store`).
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame
-    on_row : callable, optional
-        ``on_row(label, verdict)`` after each row (e.g. to print failures as they come).
-    second : callable, optional
-        Passed to :func:`verify_row`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per input row, in order: ``row`` (:func:`row_label`), ``ok``, ``line``,
-        ``seconds``, ``blob_bytes`` (0 without a blob).
-    """
+    """:func:`verify_row` for every row of ``rows`` (blobs in the column ``certificate``), calling
+    ``on_row(label, verdict)`` after each; one row each: ``row`` (:func:`row_label`), ``ok``,
+    ``line``, ``seconds``, ``blob_bytes``."""
     out = []
     for _, r in rows.iterrows():
         blob = r.get("certificate")

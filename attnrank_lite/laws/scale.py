@@ -1,22 +1,8 @@
-r"""The spherical law at scale: a stored sweep over ``d``, ``beta`` and eps, and its law table.
-
-One configuration is ``(d, n, beta, eps, points, seed)``: ``n`` points of :math:`S^{d-1}`
-(``points="well-spread"``: :func:`attnrank_lite.laws.geometry.well_spread_sphere`;
-``"random"``: uniform, :func:`attnrank_lite.laws.geometry.random_sphere`), rebuilt from the
-seed by the task itself, and a certified bracket on :math:`\operatorname{rank}_\varepsilon(A)`,
-:math:`A = \operatorname{rowsoftmax}(\beta XX^\top)`, from
-:func:`attnrank_lite.engine.streaming.point_brackets` (matrix-free: ``A`` is never stored;
-when ``n <= verify_dense_limit`` the certificates are also re-verified on the materialised
-matrix; the same families as :func:`attnrank_lite.laws.sweeps.point_sweep` with its defaults).
-
-:func:`run_sweep` runs the configurations not yet in the store
-(:mod:`attnrank_lite.laws.law_store`) as independent tasks on an optional executor and commits
-each task's row as it finishes, with its certificate
-(:mod:`attnrank_lite.laws.row_certificates`) in the same transaction. :func:`law_table` fits,
-per ``(d, eps)``, the log-log slope of
-each bracket end against ``beta`` and judges it against the law's exponent :math:`(d-1)/2`
-(``thm-spherical-law``) by the book's one rule (:mod:`attnrank_lite.laws.verdicts`), capped
-rows (:func:`capped`) left out and counted.
+r"""The spherical law at scale: a stored, resumable sweep of configurations ``(d, n, beta, eps,
+points, seed)``, each a certified bracket on the self-attention of ``n`` points of :math:`S^{d-1}`
+(:func:`~attnrank_lite.laws.row_certificates.point_set`, rebuilt by the task) from
+:func:`attnrank_lite.engine.streaming.point_brackets`, committed with its certificate as it
+finishes. The law table is :func:`attnrank_lite.laws.report.law_table`.
 """
 from __future__ import annotations
 
@@ -32,12 +18,10 @@ from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
 from .row_certificates import certificate_blob, npy_bytes, point_set
-from .spectra import harmonic_count
 from .sweeps import _point_task, point_task_memory
-from .verdicts import SLOPE_COLUMNS, capped_rows, judge_slope
 
 __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "task_cost", "sweep_task",
-           "sweep_rows", "run_sweep", "certificate_count", "capped", "law_table", "store_summary"]
+           "sweep_rows", "run_sweep"]
 
 #: point sets a sweep can use
 POINTS = ("well-spread", "random")
@@ -50,13 +34,8 @@ def _bad(param: str, why: str):
 
 
 def check_sweep_parameters(ds, n, betas, eps_values, points="well-spread", seed=0) -> None:
-    """Fail at once, naming the parameter, on values a sweep cannot run with.
-
-    Raises
-    ------
-    ValueError
-        ``parameter 'd' must ...`` (one line).
-    """
+    """Fail at once (``ValueError``: ``parameter 'd' must ...``, one line) on values a sweep
+    cannot run with."""
     def whole(x):
         return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
@@ -83,18 +62,16 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
-    """Estimated peak bytes of :func:`sweep_task`, and what they hold
-    (:func:`attnrank_lite.laws.sweeps.point_task_memory`), plus four dense ``n x n`` float64
-    arrays at every ``n``: the row's certificate is written and checked on the dense matrix
-    (:func:`attnrank_lite.laws.row_certificates.certificate_blob`) while the basis is held."""
+    """Estimated peak bytes of :func:`sweep_task` and what they hold: the point sweep's
+    (:func:`~attnrank_lite.laws.sweeps.point_task_memory`) plus four dense ``n x n`` float64
+    arrays, the certificate's dense check while the basis is held."""
     need, what = point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
     return need + 8.0 * 4 * n * n, f"{what} and the certificate's dense {n:,} x {n:,} matrix"
 
 
 def task_cost(d, n, beta, eps, points, seed) -> float:
-    r"""Relative run time of :func:`sweep_task`, to submit the costliest tasks first: passes over
-    the :math:`n^2` kernel entries against about :math:`(1+\beta)^{(d-1)/2}` harmonics (the
-    degree grows like :math:`\sqrt{\beta}`), more of them at a smaller eps."""
+    r"""Relative run time of :func:`sweep_task` (costliest first): :math:`n^2` kernel entries
+    against about :math:`(1+\beta)^{(d-1)/2}` harmonics, more at a smaller eps."""
     return n * n * (1.0 + beta) ** ((d - 1) / 2) * (1.0 + math.log(1.0 / eps))
 
 
@@ -114,16 +91,9 @@ def _basis(points: str, n: int, d: int, seed: int):
 
 
 def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
-    """The stored row of one configuration (a task: points rebuilt from ``points`` and ``seed``).
-
-    Runs with one BLAS thread. ``wall_s`` and ``cpu_s`` are this task's wall-clock and
-    thread CPU seconds, point set included (built once per process and reused), certificate
-    included. ``certify``: the row also holds ``certificate``, its certificate blob
-    (:func:`attnrank_lite.laws.row_certificates.certificate_blob`, checked on the dense matrix
-    before it is written), and ``point_set``, the points it was made on as ``.npy`` bytes
-    (stored once per point set: a recheck reads them instead of rebuilding them, so that it
-    does not depend on rebuilding the same bits on another machine).
-    """
+    """The stored row of one configuration (one BLAS thread; ``wall_s``, ``cpu_s`` its seconds);
+    ``certify``: with ``certificate`` (:func:`~attnrank_lite.laws.row_certificates.certificate_blob`)
+    and ``point_set`` (its points as ``.npy`` bytes: a recheck need not rebuild the same bits)."""
     t0, c0 = time.perf_counter(), time.thread_time()
     with single_threaded():
         X = _points(points, n, d, seed)
@@ -141,11 +111,8 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
 
 
 def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=None) -> pd.DataFrame:
-    """The rows of a sweep without a store and without timings (byte-identical run to run).
-
-    Same tasks as :func:`run_sweep` (:func:`sweep_task`, one per configuration, on ``executor``
-    or in this process), in configuration order; the ``wall_s`` and ``cpu_s`` columns dropped.
-    """
+    """The rows of :func:`run_sweep`'s tasks without a store, certificates or timings
+    (byte-identical run to run), in configuration order."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
     rows = run_tasks(_uncertified_task, keys, executor, cost=task_cost, desc="rows",
@@ -160,9 +127,9 @@ def _uncertified_task(d, n, beta, eps, points, seed) -> dict:
 
 
 def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
-    """Configurations stored under ``code`` whose certificate blob is present and agrees with
-    the row (:func:`attnrank_lite.laws.row_certificates.claims_match`: instance, eps and claimed
-    ends; no arithmetic), and, for the others, why not (key -> reason)."""
+    """Configurations stored under ``code`` whose blob agrees with the row
+    (:func:`~attnrank_lite.laws.row_certificates.claims_match`, no arithmetic), and for the
+    others why not (key -> reason)."""
     from ..engine.certificate_io import CertificateFileError
     from .row_certificates import blob_header, claims_match
 
@@ -185,50 +152,12 @@ def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
 
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
               limit=None, log=print, command: str = "", executor_name: str | None = None) -> dict:
-    """Compute and commit every configuration not yet stored under this code with its certificate.
-
-    A stored row counts as done only when its certificate blob is present and agrees with the
-    row (:func:`certified_keys`); the others (a row edited after it was written, a blob swapped
-    from another row, a store written before certificates were kept) are recomputed and
-    replaced, row and certificate in one transaction
-    (:func:`attnrank_lite.laws.law_store.insert_certified_rows`). The full arithmetic recheck is
-    ``sweep --verify`` (:func:`attnrank_lite.laws.row_certificates.verify_row`).
-
-    Parameters
-    ----------
-    store : path
-        SQLite file (created if missing).
-    executor : concurrent.futures.Executor, optional
-        Where the tasks run (``None``: this process, one after another).
-    limit : (float, str), optional
-        Memory limit to check each task against; default: the smallest Dask worker's.
-    log : callable
-        Receives one summary line before the work starts.
-    command, executor_name : str
-        Recorded in the store's ``runs`` table when the sweep completes (with its wall time).
-
-    Returns
-    -------
-    dict
-        ``configurations``, ``skipped`` (already stored with a certificate that matches the
-        row), ``elsewhere`` (being computed by another sweep on this store), ``computed``,
-        ``code_hash``, ``wall_s`` (of the whole run).
-
-    Raises
-    ------
-    attnrank_lite.laws.law_store.StoreError
-        The store cannot be opened, read or written (a missing folder, a file that is not a
-        sweep store, a read-only file, a full disk), in one line saying which.
-
-    Notes
-    -----
-    Sweeps run at the same time on one store share the work: a sweep claims the configurations
-    it computes before it starts them (:func:`attnrank_lite.laws.law_store.claim_rows`), so no
-    row is computed twice, and the ``runs`` table's ``computed`` counts the rows this run
-    computed. A sweep that finds rows claimed by another running sweep leaves them to it
-    (``elsewhere``); run it again after that sweep ends to see them stored. The claims of a
-    sweep that stopped (an error, SIGKILL) are taken over by the next sweep.
-    """
+    """Compute and commit, on ``executor`` (``None``: here), every configuration not stored in
+    ``store`` under this code with a certificate that matches the row (:func:`certified_keys`).
+    ``limit``: memory per task (default: the smallest Dask worker's); ``command`` and
+    ``executor_name`` go to the ``runs`` table. Returns ``configurations``, ``skipped``,
+    ``elsewhere`` (claimed by another running sweep), ``computed``, ``code_hash``, ``wall_s``;
+    :class:`~attnrank_lite.laws.law_store.StoreError` (one line) when the store fails."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     code = law_store.code_hash()
     con = law_store.open_store(store)
@@ -258,7 +187,7 @@ def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, execut
     t0, started = time.perf_counter(), time.time()
     try:
         run_tasks(sweep_task, todo, executor, need=task_memory, cost=task_cost, limit=limit,
-                  on_done=lambda i, row: law_store.insert_certified_rows(con, [row], code), desc="rows",
+                  on_done=lambda i, row: law_store.insert_rows(con, [row], code), desc="rows",
                   label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     finally:
         try:
@@ -270,77 +199,3 @@ def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, execut
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return {"configurations": len(keys), "skipped": skipped, "elsewhere": elsewhere, "computed": len(todo),
             "code_hash": code, "wall_s": wall}
-
-
-def certificate_count(df: pd.DataFrame) -> np.ndarray:
-    r"""The harmonic count :math:`N(d,\le L)` of each row's upper certificate (nan when unknown).
-
-    A row whose upper end comes from the harmonic family of degree ``L`` (column ``degree``)
-    has the rank of the span of all harmonics of degree at most ``L``
-    (:func:`attnrank_lite.laws.spectra.harmonic_count`); once that count reaches ``n`` the
-    certificate is the trivial one, rank ``n``. Rows without a degree (an l1 fit, or tables
-    without the column) give nan: only their upper end can mark them capped.
-    """
-    if "degree" not in df.columns:
-        return np.full(len(df), np.nan)
-    return np.array([np.nan if pd.isna(L) else float(harmonic_count(int(L), int(d)))
-                     for d, L in zip(df["d"], df["degree"])], dtype=np.float64)
-
-
-def capped(df: pd.DataFrame) -> np.ndarray:
-    """Rows whose upper certificate is capped (``upper >= n`` or its harmonic count ``>= n``),
-    by the book's rule (:func:`attnrank_lite.laws.verdicts.capped_rows`)."""
-    n = df["n_points"] if "n_points" in df.columns else df["n"]
-    return capped_rows(df["upper"], n, count=certificate_count(df))
-
-
-def law_table(df: pd.DataFrame) -> pd.DataFrame:
-    r"""Slope of each bracket end against ``beta`` per ``(d, n, point set, eps)``, judged by the
-    book's rule against :math:`(d-1)/2` (:func:`attnrank_lite.laws.verdicts.judge_slope`).
-
-    Rows whose upper certificate is capped (:func:`capped`) are left out of both ends' fits
-    and counted in ``left_out``: their upper end is tied to ``n``, not to the law, and the row
-    is at a beta where ``n`` may be the binding term of :math:`\min\{n, \cdot\}`.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Stored rows (:func:`attnrank_lite.laws.law_store.read_store`) of one code hash, or
-        :func:`sweep_rows`; columns d, n, beta, eps, lower, upper (``points``, ``degree`` and
-        ``n_points`` when present).
-
-    Returns
-    -------
-    pandas.DataFrame
-        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS` (slope, ci_low, ci_high, points
-        (rows fitted), reference (= (d-1)/2), left_out, verdict), then d, n, point_set, eps,
-        end, beta_min, beta_max.
-    """
-    df = df.reset_index(drop=True)
-    sets = df["points"] if "points" in df.columns else pd.Series("well-spread", index=df.index)
-    out_rows = capped(df)
-    parts = []
-    for (d, n, pts, eps), g in df.assign(_set=sets).groupby(["d", "n", "_set", "eps"]):
-        if g["beta"].nunique() < 2:
-            continue
-        for end in ("lower", "upper"):
-            row = judge_slope(g["beta"], g[end], (d - 1) / 2, left_out=out_rows[g.index])
-            row.update(d=int(d), n=int(n), point_set=pts, eps=float(eps), end=end,
-                       beta_min=float(g["beta"].min()), beta_max=float(g["beta"].max()))
-            parts.append(row)
-    if not parts:
-        raise ValueError("the rows hold no (d, eps) with two or more beta values: nothing to fit")
-    cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
-    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"])
-            .reset_index(drop=True))
-
-
-def store_summary(df: pd.DataFrame) -> dict:
-    """What a store holds: parameters, code hashes, rows, task seconds (wall and CPU)."""
-    return {"rows": len(df), "d": sorted(int(x) for x in df["d"].unique()),
-            "n": sorted(int(x) for x in df["n"].unique()),
-            "beta": sorted(float(x) for x in df["beta"].unique()),
-            "eps": sorted(float(x) for x in df["eps"].unique()),
-            "points": sorted(df["points"].unique()), "seed": sorted(int(x) for x in df["seed"].unique()),
-            "code_hash": sorted(df["code_hash"].unique()), "all_verified": bool(df["verified"].all()),
-            "task_wall_s": float(df["wall_s"].sum()), "task_cpu_s": float(df["cpu_s"].sum())}

@@ -1,7 +1,6 @@
-r"""Bracket sweeps for the geometric laws (chapters 2 and 3): instances, brackets, slopes.
-
-Every number produced here is a certified bracket from :func:`attnrank_lite.engine.bracket.rank_brackets`,
-re-verified on its matrix (column ``verified``).
+r"""Bracket sweeps of chapters 2 and 3: configurations, instances and certified brackets, each
+re-verified on its matrix (``verified``); every sweep takes ``executor=`` (one task per value)
+and ``certificates=`` (a folder for one certificate file per value); rows the same either way.
 """
 from __future__ import annotations
 
@@ -15,60 +14,33 @@ from ..engine.assemble import CostLimits
 from ..engine.attention import softmax_attention
 from ..engine.bracket import rank_brackets
 from ..engine.parallel import run_tasks
-from .fitting import fit_loglog_slope
 from .geometry import (
-    circle_points,
+    ball_volume,
     clustered_sphere,
-    fibonacci_sphere,
-    gaussian_ball,
-    log_effective_token_count,
     random_sphere,
     separated_packing,
+    sphere_area,
+    well_spread_sphere,
 )
 
-__all__ = [
-    "ball_instance",
-    "bracket_rows",
-    "bracket_sweep",
-    "configuration_sweep",
-    "slope_table",
-    "point_sweep",
-    "point_task_memory",
-    "sphere_configuration",
-    "spherical_instance",
-]
+__all__ = ["CONFIGURATIONS", "bracket_rows", "bracket_sweep", "configuration_sweep",
+           "point_sweep", "point_task_memory", "sphere_configuration", "spherical_instance"]
 
+#: the configurations of :func:`sphere_configuration`
 CONFIGURATIONS = ("well-spread", "packing", "random", "clustered")
 
 
 def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray:
-    r"""A configuration of about ``n`` points on :math:`S^{d-1}`.
-
-    ``well-spread``: equispaced circle (d = 2), Fibonacci sphere (d = 3), or a separated
-    packing (d >= 4, spacing set from the volume ratio so that the count is near ``n``).
-    ``packing``: greedy maximal separated packing (any d), same spacing rule.
-    ``random``: uniform. ``clustered``: 8 clusters of angular spread 0.15.
-
-    Returns
-    -------
-    X : ndarray, shape (n', d)
-        ``n' = n`` except for packings (whose size is set by the spacing).
-    """
+    r"""A configuration of about ``n`` points on :math:`S^{d-1}`: ``well-spread``
+    (:func:`~attnrank_lite.laws.geometry.well_spread_sphere`, exactly n), ``packing`` (a maximal
+    separated packing, spacing from the volume ratio: n caps cover about 0.7 of the sphere),
+    ``random`` (uniform) or ``clustered`` (8 clusters of angular spread 0.15)."""
     if kind not in CONFIGURATIONS:
         raise ValueError(f"unknown configuration {kind!r}; allowed: {', '.join(CONFIGURATIONS)}")
-    if kind == "well-spread" and d == 2:
-        return circle_points(n)
-    if kind == "well-spread" and d == 3:
-        return fibonacci_sphere(n)
-    if kind in ("well-spread", "packing"):
-        from math import gamma, pi
-
-        from .geometry import sphere_area
-
-        # n caps of chordal radius delta/2 cover a fraction ~0.7 of the sphere (greedy packing)
-        area = sphere_area(d)
-        ball = pi ** ((d - 1) / 2) / gamma((d + 1) / 2)
-        delta = 2 * (0.7 * area / (n * ball)) ** (1 / (d - 1))
+    if kind == "well-spread":
+        return well_spread_sphere(n, d, seed=seed)
+    if kind == "packing":
+        delta = 2 * (0.7 * sphere_area(d) / (n * ball_volume(d - 1))) ** (1 / (d - 1))
         return separated_packing(d, min(delta, 2.0), seed=seed)
     if kind == "random":
         return random_sphere(n, d, seed=seed)
@@ -76,14 +48,10 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
 
 
 def point_task_memory(n: int, d: int, beta: float, verify_dense_limit: int = 4096) -> tuple[float, str]:
-    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep` on ``n`` points of
-    :math:`S^{d-1}`, and what they hold (checked against a worker's memory before submission).
-
-    Streamed brackets hold the harmonic basis (``n x N(d, <= L)``, about
-    :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``) and row blocks, three copies (the
-    estimate of chapter 2, measured 3.3 GB at n = 20,000, d = 4, beta = 64); up to
-    ``verify_dense_limit`` points the dense re-verification holds six ``n x n`` arrays.
-    """
+    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep`, and what they hold: three
+    copies of the harmonic basis (about :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``)
+    and row blocks (measured 3.3 GB at n = 20,000, d = 4, beta = 64), or up to
+    ``verify_dense_limit`` points six dense ``n x n`` arrays."""
     cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
     streamed = 8.0 * 3 * n * (cols + 2048)
     dense = 8.0 * 6 * n * n if n <= verify_dense_limit else 0.0
@@ -102,22 +70,8 @@ def spherical_instance(X: np.ndarray, beta: float) -> np.ndarray:
     return softmax_attention(X, X, beta)
 
 
-def ball_instance(d: int, beta: float, spacing_factor: float, weighted: bool = True):
-    r"""Gaussian-ball instance: ``(A, n_grid, log n_eff)``.
-
-    ``weighted=True`` uses the Gaussian key log-weights (A is the row-normalised Gaussian kernel
-    :math:`e^{-\beta|x_i-x_j|^2/2}`); ``weighted=False`` the same grid with uniform multiplicities.
-    """
-    X, lw = gaussian_ball(d, beta, spacing_factor=spacing_factor)
-    A = softmax_attention(X, X, beta, lw if weighted else None)
-    return A, X.shape[0], (log_effective_token_count(lw) if weighted else float(np.log(X.shape[0])))
-
-
 #: the best-of rule of every sweep here (``effort`` of :func:`attnrank_lite.engine.assemble.assemble_brackets`):
-#: ``"max"``, every certificate family within the cost limits, whatever it gains. The chapters'
-#: tables and the stored sweep are these rows; the engine's cost-aware default (``"auto"``)
-#: would leave out the SVD and l1-fitted families where they narrow a bracket by less than
-#: their cost (issue 23).
+#: every certificate family within the cost limits, whatever it gains (not the cost-aware "auto")
 EFFORT = "max"
 
 
@@ -130,24 +84,17 @@ def _limits(l1_limit=None, **kw) -> CostLimits:
 
 
 def certificate_stem(**labels) -> str:
-    """A file stem naming one row group of a table, e.g. ``beta-16`` or ``configuration-random_beta-8``.
-
-    Values are written with ``:g`` (numbers) or as text; characters other than letters, digits,
-    ``.``, ``_`` and ``-`` become ``-``.
-    """
+    """A file stem naming one row group, e.g. ``beta-16`` or ``configuration-random_beta-8``
+    (numbers with ``:g``; characters other than letters, digits, ``.``, ``_``, ``-`` become ``-``)."""
     parts = [f"{k}-{v:g}" if isinstance(v, (float, np.floating)) else f"{k}-{v}" for k, v in labels.items()]
     return re.sub(r"[^A-Za-z0-9._-]", "-", "_".join(parts)) or "instance"
 
 
 def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str | None:
-    """Write the brackets of one instance to ``folder/stem.npz`` (``RankBracket`` objects unchanged).
-
-    The file is :func:`attnrank_lite.engine.certificate_io.save_brackets`'s format: the instance
-    as its ``recipe`` (``dict(Q=..., beta=..., K=..., log_weights=...)``, a few kilobytes) when
-    one is given, else the matrix ``A`` itself. ``folder=None`` writes nothing (returns None), and
-    a folder whose byte budget is spent writes nothing more
-    (:func:`attnrank_lite.engine.certificate_io.save_brackets_in_folder`).
-    """
+    """Write the brackets of one instance to ``folder/stem.npz``
+    (:func:`~attnrank_lite.engine.certificate_io.save_brackets_in_folder`): the instance as its
+    ``recipe`` (``dict(Q=..., beta=..., K=..., log_weights=...)``) when given, else ``A``.
+    ``folder=None``, or a folder whose byte budget is spent, writes nothing."""
     if folder is None:
         return None
     from ..engine.certificate_io import save_brackets_in_folder
@@ -157,16 +104,11 @@ def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str |
 
 def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certificates=None, recipe=None,
                  stem: str | None = None, **info) -> list[dict]:
-    """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows.
-
-    ``points`` (the queries = keys as points) adds the Neumann lower and harmonic upper
-    families (:func:`attnrank_lite.engine.bracket.rank_brackets`). No timings: the same parameters give
-    byte-identical tables (chapter times are in the run record; engine speed is measured in
-    ``benchmarks/``). ``l1_limit`` caps the l1-fitted upper family (``n * m * upper``; 0: off).
-    ``certificates`` (a folder) also writes the brackets as one certificate file
-    ``stem.npz`` there (:func:`save_certificates`; ``recipe`` the instance's recipe, else ``A``
-    is stored); the rows are the same with or without it.
-    """
+    """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows (no
+    timings: the same parameters give byte-identical tables). ``points`` (queries = keys) adds
+    the Neumann lower and harmonic upper families; ``l1_limit`` caps the l1-fitted family
+    (``n * m * upper``; None: the engine default; 0: off); ``certificates``: a folder for the
+    file ``stem.npz`` (:func:`save_certificates`)."""
     brackets = rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit), effort=EFFORT)
     save_certificates(certificates, stem or certificate_stem(**info), brackets, A=A, recipe=recipe)
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
@@ -177,28 +119,11 @@ def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certific
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
                 executor=None, l1_limit=None, certificates=None, **info) -> pd.DataFrame:
-    r"""Brackets of the self-attention of the points ``X`` (on the unit sphere) over ``betas``,
-    from :func:`attnrank_lite.engine.streaming.point_brackets` (the matrix is never stored).
-
-    One :class:`~attnrank_lite.engine.harmonic.HarmonicBasis` serves every ``beta``. Column
-    ``verified``: the certificates were verified on the row blocks generated from the points
-    (always) and, when ``n <= verify_dense_limit``, rechecked by ``verify`` on the materialised
-    matrix. Up to that size the assembler also copies the matrix for the greedy cluster-mass
-    search (its ``CostLimits.materialise``; dense packings at high beta). ``degree`` is the
-    harmonic degree ``L`` of the upper certificate (``None`` if the upper side came from another
-    family). ``executor`` (a :class:`concurrent.futures.Executor`) runs one task per ``beta``
-    (:func:`attnrank_lite.engine.parallel.run_tasks`; each worker rebuilds the basis from ``X``);
-    ``None`` is the sequential loop. The brackets are the same either way. ``l1_limit``: the
-    l1-fitted family's cost limit (``n * m * upper``; None: the engine default; 0: off).
-    ``certificates`` (a folder): each beta's brackets also go to a certificate file
-    ``beta-<beta>.npz`` there, with the recipe ``(X, beta)`` as instance (the rows are the same).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (beta, eps): beta, info columns, n, eps, lower, upper, lower_kind,
-        upper_source, degree, verified.
-    """
+    r"""Brackets of the self-attention of the unit rows ``X`` over ``betas`` from
+    :func:`attnrank_lite.engine.streaming.point_brackets` (``A`` never stored; one harmonic basis
+    per worker): rows per (beta, eps) as :func:`bracket_rows`' with ``degree`` (of a harmonic
+    upper certificate) and ``verified`` (on row blocks, and up to ``verify_dense_limit`` points
+    on the dense matrix, which the greedy cluster-mass search then also uses)."""
     from ..engine.harmonic import HarmonicBasis
 
     X = np.asarray(X, dtype=np.float64)
@@ -214,9 +139,8 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
 def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None,
                 keep_brackets=False, certificates=None) -> list[dict]:
-    """Rows of :func:`point_sweep` for one ``beta`` (a task: the basis is rebuilt when None);
-    ``keep_brackets``: each row also holds its :class:`RankBracket` under ``"bracket"``;
-    ``certificates``: a folder the brackets are also saved into as files (:func:`save_certificates`)."""
+    """Rows of :func:`point_sweep` for one ``beta`` (the basis rebuilt when None);
+    ``keep_brackets``: each row also holds its ``RankBracket`` under ``"bracket"``."""
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
@@ -237,39 +161,13 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
 
 def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
                   executor=None, l1_limit=None, certificates=None, recipe=None, **info) -> pd.DataFrame:
-    """Brackets of ``make(v)`` for every ``v`` in ``values`` and every eps.
-
-    Parameters
-    ----------
-    make : callable
-        ``make(v) -> A`` (an ndarray) or ``(A, extra_dict)``.
-    values : sequence
-    eps_values : sequence of float
-    key : str
-        Column name for ``v``.
-    points : array_like, optional
-        The points of every instance (rows of ``A``; self-attention keys on the sphere): adds
-        the Neumann lower and harmonic upper families.
-    executor : concurrent.futures.Executor, optional
-        Runs one task per value (:func:`attnrank_lite.engine.parallel.run_tasks`); ``make`` then
-        travels to the workers (Dask pickles closures with cloudpickle; a process pool needs a
-        module-level ``make``). ``None``: the sequential loop.
-    l1_limit : int, optional
-        Cost limit of the l1-fitted upper family (see :func:`bracket_rows`).
-    certificates : str or os.PathLike, optional
-        A folder: each value's brackets also go to a certificate file ``<key>-<v>.npz`` there
-        (:func:`save_certificates`). The rows are the same with or without it.
-    recipe : callable, optional
-        ``recipe(v) -> dict(Q=..., beta=..., K=..., log_weights=...)``, the instance of value
-        ``v`` as a recipe for its certificate file; default ``make.recipe`` when ``make`` has
-        one (:func:`attnrank_lite.laws.ball_law.ball_maker`), else the file stores the matrix.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (value, eps): ``key``, info columns, n, eps, lower, upper, lower_kind,
-        upper_source, verified.
-    """
+    """Brackets of ``make(v)`` (``A`` or ``(A, extra_dict)``) for every ``v`` in ``values`` and
+    every eps: one row per (value, eps) with ``key``, info columns, n, eps, lower, upper,
+    lower_kind, upper_source, verified. ``points``: the points of every instance (self-attention
+    on the sphere), adding the Neumann lower and harmonic upper families. With an ``executor``
+    ``make`` travels to the workers (Dask pickles closures; a process pool needs a module-level
+    ``make``). ``recipe(v)``: the instance as a recipe for its file ``<key>-<v>.npz`` (default
+    ``make.recipe``, :func:`attnrank_lite.laws.ball_law.ball_maker`; else ``A`` is stored)."""
     recipe = getattr(make, "recipe", None) if recipe is None else recipe
     tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info, certificates,
               None if recipe is None or certificates is None else recipe(v)) for v in values]
@@ -288,66 +186,18 @@ def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates
                         recipe=recipe, stem=certificate_stem(**{key: v}), **{key: v}, **info, **extra)
 
 
-def slope_table(df: pd.DataFrame, key: str = "beta", by=("eps",), level: float = 0.95,
-                reference: float | None = None) -> pd.DataFrame:
-    """Fitted log-log slopes of the lower and upper ends against ``key``, per group, unjudged.
-
-    No slope table of the book uses it: every one is judged by the book's one rule,
-    :func:`attnrank_lite.laws.verdicts.judged_slope_table` (capped rows left out, a verdict
-    column). It stays for readers' scripts.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns: the ``by`` columns, end ("lower"/"upper"), slope, ci_low, ci_high, points,
-        key range, and ``reference`` (the law's exponent) when given.
-    """
-    out = []
-    for keys, g in df.groupby(list(by)):
-        keys = keys if isinstance(keys, tuple) else (keys,)
-        g = g.sort_values(key)
-        for end in ("lower", "upper"):
-            ok = g[end] > 0
-            fit = fit_loglog_slope(g.loc[ok, key], g.loc[ok, end], level=level)
-            row = dict(zip(by, keys))
-            row.update(end=end, slope=fit.slope, ci_low=fit.ci_low, ci_high=fit.ci_high,
-                       points=fit.npoints, **{f"{key}_min": g[key].min(), f"{key}_max": g[key].max()})
-            if reference is not None:
-                row["reference"] = reference
-            out.append(row)
-    return pd.DataFrame(out)
-
-
 def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
                         kinds=CONFIGURATIONS, executor=None, l1_limit=None, certificates=None) -> pd.DataFrame:
-    """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``.
-
-    Every kind gets the same engine: :func:`bracket_sweep` with ``points=X`` (geometric
-    certificates in the best-of next to the dense ones). With an ``executor``, one task per
-    (kind, beta) rebuilds its points from ``(kind, n, d, seed)``; the rows are the same.
-    ``l1_limit``: the l1-fitted family's cost limit (:func:`bracket_rows`). ``certificates``
-    (a folder): one certificate file per (kind, beta) there, the recipe ``(X, beta)`` its instance.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`bracket_sweep` rows with a ``configuration`` column, kinds in order.
-    """
-    if executor is not None:
-        tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates)
-                 for kind in kinds for beta in betas]
-        parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
-                          need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
-                          cost=lambda *t: t[4])
-        return pd.DataFrame([row for part in parts for row in part])
-    parts = []
-    for kind in kinds:
-        X = sphere_configuration(kind, n, d, seed=seed)
-        parts.append(bracket_sweep(lambda b, X=X: spherical_instance(X, b), betas,
-                                   eps_values, desc=kind, points=X, l1_limit=l1_limit,
-                                   certificates=None if certificates is None else os.path.join(certificates, kind),
-                                   recipe=lambda b, X=X: {"Q": X, "beta": b}, configuration=kind))
-    return pd.concat(parts, ignore_index=True)
+    """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``, each
+    with the geometric certificates (``points=X``), one task per (kind, beta) that rebuilds its
+    points from the seed. Rows as :func:`bracket_sweep`'s, with a ``configuration`` column, kinds
+    in order; ``certificates``: one subfolder per kind."""
+    tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates)
+             for kind in kinds for beta in betas]
+    parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
+                      need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
+                      cost=lambda *t: t[4])
+    return pd.DataFrame([row for part in parts for row in part])
 
 
 def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None, certificates=None) -> list[dict]:

@@ -1,21 +1,16 @@
-r"""The book's one verdict rule on laws (stated on the pages in ``obs-spherical-slopes``,
-chapter 2, and ``obs-laws-at-scale``, chapter 7).
-
-A fitted slope is evidence only if the check could have failed. Every slope table of the book
-is judged by :func:`judge_slope`:
+r"""The book's one verdict rule on laws (``obs-spherical-slopes``, ``obs-laws-at-scale``): a
+fitted slope is evidence only if the check could have failed. :func:`judge_slope`:
 
 1. rows whose upper certificate is *capped* (upper >= n, or a certificate count >= n) or
    *vacuous* are left out and counted (``left_out``): their end is tied to n, not to the law;
-2. least squares of :math:`\log(\text{end})` on :math:`\log\beta` over the remaining rows, with
-   a 95% Student-t interval :math:`\hat s \pm t_{0.975,\,k-2}\,\mathrm{se}(\hat s)`;
-3. the verdict is ``inside`` when the interval contains the law's exponent, ``above`` /
-   ``below`` when it lies wholly above / below it, and ``inconclusive`` when fewer than
-   :data:`MIN_POINTS` points remain or the interval is wider than half the exponent
-   (:data:`MAX_WIDTH_FRACTION`).
+2. least squares of :math:`\log(\text{end})` on :math:`\log\beta` over the others, with a 95%
+   Student-t interval :math:`\hat s \pm t_{0.975,\,k-2}\,\mathrm{se}(\hat s)`;
+3. ``inside`` when the interval contains the law's exponent, ``above`` / ``below`` when it lies
+   wholly above / below it, ``inconclusive`` with fewer than :data:`MIN_POINTS` points or an
+   interval wider than :data:`MAX_WIDTH_FRACTION` of the exponent.
 
-A bracket whose width upper/lower grows with beta does not contradict a Theta law: the law
-constrains rank_eps, not the certificates; a growing width only limits what the brackets can
-confirm (:data:`WIDTH_SENTENCE`, printed next to every law table with :func:`width_trend`).
+A width upper/lower growing with beta does not contradict a Theta law (:data:`WIDTH_SENTENCE`,
+printed next to every law table with :func:`width_trend`).
 """
 from __future__ import annotations
 
@@ -43,13 +38,10 @@ WIDTH_SENTENCE = (
 
 
 def slope_verdict(low: float, high: float, reference: float, points: int) -> str:
-    r"""The verdict word of the rule for an interval ``[low, high]`` from ``points`` points.
-
-    Returns ``"inconclusive"`` when ``points < MIN_POINTS``, the interval is not finite, or
-    ``high - low > MAX_WIDTH_FRACTION * |reference|``; else ``"below"`` when
-    ``high < reference``, ``"above"`` when ``low > reference`` and ``"inside"`` otherwise
-    (edges included).
-    """
+    r"""The rule's verdict for an interval ``[low, high]`` from ``points`` points: ``inconclusive``
+    when ``points < MIN_POINTS``, the interval is not finite, or it is wider than
+    ``MAX_WIDTH_FRACTION * |reference|``; else ``below`` / ``above`` when it lies wholly below /
+    above ``reference``, and ``inside`` otherwise (edges included)."""
     low, high, reference = float(low), float(high), float(reference)
     if not np.isfinite(reference) or reference == 0:
         raise ValueError(f"reference must be a finite non-zero exponent, got {reference}")
@@ -67,22 +59,8 @@ def slope_verdict(low: float, high: float, reference: float, points: int) -> str
 
 
 def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
-    r"""Rows to leave out of a fit: capped (``upper >= n`` or ``count >= n``) or vacuous.
-
-    Parameters
-    ----------
-    upper, n : array_like, shape (k,) or scalars
-        Upper ends and the matrix sizes.
-    count : array_like, shape (k,), optional
-        A certificate count (a harmonic dimension, a rank) that is vacuous once it reaches n.
-    vacuous : array_like of bool, shape (k,), optional
-        Rows marked vacuous by their certificate.
-
-    Returns
-    -------
-    ndarray of bool, shape (k,)
-        True where the row must be left out.
-    """
+    r"""Rows to leave out of a fit (bool, shape (k,)): capped (``upper >= n``, or a certificate
+    ``count >= n``, e.g. a harmonic dimension) or marked ``vacuous``."""
     upper = np.atleast_1d(np.asarray(upper, dtype=np.float64))
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), upper.shape)
     out = upper >= n
@@ -94,24 +72,9 @@ def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
 
 
 def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
-    r"""Fit and judge one slope by the book's rule (module docstring).
-
-    Parameters
-    ----------
-    beta, end : array_like, shape (k,)
-        Positive inverse temperatures and bracket ends (lower or upper).
-    reference : float
-        The law's exponent.
-    left_out : array_like of bool, shape (k,), optional
-        Rows to leave out (see :func:`capped_rows`); they are counted in ``left_out``.
-
-    Returns
-    -------
-    dict
-        Keys :data:`SLOPE_COLUMNS` in order: ``slope``, ``ci_low``, ``ci_high`` (nan when fewer
-        than 2 distinct betas remain; infinite for 2 points), ``points`` (kept rows),
-        ``reference``, ``left_out`` (count), ``verdict``.
-    """
+    r"""Fit and judge ``end`` (lower or upper ends) against ``beta`` by the book's rule, the rows
+    ``left_out`` (:func:`capped_rows`) left out and counted: a dict with :data:`SLOPE_COLUMNS`
+    (``ci_*`` nan with fewer than 2 distinct betas, infinite with 2 points; ``points`` kept)."""
     beta = np.asarray(beta, dtype=np.float64).reshape(-1)
     end = np.asarray(end, dtype=np.float64).reshape(-1)
     if beta.shape != end.shape:
@@ -133,20 +96,8 @@ def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
 
 
 def width_trend(beta, lower, upper, group=None) -> pd.DataFrame:
-    r"""Width ``upper/lower`` per beta (one column per group when ``group`` is given).
-
-    Parameters
-    ----------
-    beta, lower, upper : array_like, shape (k,)
-    group : array_like, shape (k,), optional
-        A label per row (for example ``"d = 4, eps = 0.25"``); rows of one group and one beta
-        are averaged (they normally are one row).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index beta; the width per group (column ``"width"`` without groups).
-    """
+    r"""Width ``upper/lower`` per beta (index), one column per ``group`` label (e.g.
+    ``"d = 4, eps = 0.25"``; rows of one group and beta averaged), or ``"width"`` without groups."""
     frame = pd.DataFrame({"beta": np.asarray(beta, dtype=np.float64),
                           "width": np.asarray(upper, dtype=np.float64)
                           / np.asarray(lower, dtype=np.float64)})
@@ -166,32 +117,11 @@ def verdict_counts(verdicts) -> dict:
 
 def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "beta",
                        count: str | None = None) -> pd.DataFrame:
-    r"""Slope of each bracket end against ``key`` per group, judged by :func:`judge_slope`.
-
-    In each group, rows whose upper certificate is capped or vacuous (:func:`capped_rows`:
-    ``upper >= n``, ``df[count] >= n`` when ``count`` is given, or an end ``<= 0``) are left
-    out of both ends' fits and counted in ``left_out``.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Bracket rows with columns ``key``, n, lower, upper and the ``by`` columns.
-    reference : float or callable
-        The law's exponent, or a function of the group's ``{by column: value}`` dict
-        returning it (for example ``lambda g: g["r"] / 2``).
-    by : sequence of str
-        Group columns.
-    key : str
-        The abscissa column (beta).
-    count : str, optional
-        A certificate-count column that is vacuous once it reaches n.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :data:`SLOPE_COLUMNS` in order, then the ``by`` columns, ``end``, ``{key}_min``,
-        ``{key}_max``; one row per group and end (lower, upper).
-    """
+    r"""Slope of each bracket end against ``key`` per group of ``by`` (:func:`judge_slope`): in
+    each group the rows whose upper certificate is capped or vacuous (``upper >= n``,
+    ``df[count] >= n``, or an end ``<= 0``) are left out of both ends' fits. ``reference``: the
+    exponent, or a function of the group's ``{by column: value}``. Columns :data:`SLOPE_COLUMNS`,
+    the ``by`` columns, ``end``, ``{key}_min``, ``{key}_max``."""
     missing = [c for c in (key, "n", "lower", "upper", *by) if c not in df.columns]
     if missing:
         raise ValueError(f"df lacks the columns {missing}")

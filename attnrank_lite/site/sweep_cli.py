@@ -115,21 +115,21 @@ def _executor(args):
 
 def store_report(store, figure=None, log=print) -> Path:
     """Print the store's summary, its command and its law table judged by the book's rule
-    (:func:`attnrank_lite.laws.scale_report.report_lines`); write the figure. Returns the
+    (:func:`attnrank_lite.laws.report.report_lines`); write the figure. Returns the
     figure path."""
-    from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
+    from ..laws import report  # here, not at the top: every command line starts 1 s faster
     from ..laws.law_store import StoreError
 
     try:
-        report = scale_report.stored_report(store)
+        rep = report.stored_report(store)
     except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
         raise store_failure(exc, "--report") from None
     except ValueError as exc:  # no rows, or no (d, eps) with two betas
         raise ParameterError(f"parameter '--report': {exc}") from None
-    for line in scale_report.report_lines(report, store):
+    for line in report.report_lines(rep, store):
         log(line)
     path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
-    report["figure"].savefig(path, dpi=120)
+    rep["figure"].savefig(path, dpi=120)
     log(f"figure -> {path}")
     return path
 
@@ -273,19 +273,19 @@ def verify_store(store, log=print, err=None, independent: bool = False) -> int:
 
 def refuse_unverified(store, log=print, err=None) -> int:
     """Before ``sweep --report`` fits anything: recheck the rows it shows
-    (:func:`attnrank_lite.laws.scale_report.recheck_stored`) and refuse (one line per failing
+    (:func:`attnrank_lite.laws.report.recheck_stored`) and refuse (one line per failing
     row, exit 11) when a row fails or the store keeps no certificates. Returns 0 otherwise."""
     import sys
 
-    from ..laws import scale_report
+    from ..laws import report
     from .verify_cli import NOT_VERIFIED
 
     err = err or (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        rows, run, _ = scale_report.stored_rows(store)
+        rows, run, _ = report.stored_rows(store)
     except ValueError as exc:  # no rows: the report names it
         raise ParameterError(f"parameter '--report': {exc}") from None
-    check = scale_report.recheck_stored(store, rows, prefix="report")
+    check = report.recheck_stored(store, rows, prefix="report")
     if not check["has_certificates"]:
         err(f"error: {store}: refused: {check['line']} (`{run['command']}`)")
         return NOT_VERIFIED

@@ -45,14 +45,14 @@ def test_docstring_comment_and_unrelated_edits_keep_the_identity(copy_root):
     _edit(copy_root, "engine/harmonic.py", '"""', '"""A docstring edited by a test. ')
     _edit(copy_root, "laws/scale.py", "def sweep_task(", "# a comment added by a test\ndef sweep_task(")
     _edit(copy_root, "engine/plots.py", "def ", "def _added_by_a_test():\n    return 1\n\n\ndef ")
-    (copy_root / "attnrank_lite" / "laws" / "ball_report.py").write_text("x = 1\n")
+    (copy_root / "attnrank_lite" / "laws" / "report.py").write_text("x = 1\n")
     assert ci.code_identity(root=copy_root) == before
 
 
 @pytest.mark.parametrize("rel, old, new", [
     ("engine/harmonic.py", "import numpy as np", "import numpy as np\n_CHANGED = 2"),
     ("laws/scale.py", "def sweep_task(", "def _new_helper():\n    return 0\n\n\ndef sweep_task("),
-    ("laws/spectra.py", "\ndef ", "\ndef _added_by_a_test():\n    return 0\n\n\ndef "),
+    ("laws/geometry.py", "\ndef ", "\ndef _added_by_a_test():\n    return 0\n\n\ndef "),
 ])
 def test_a_code_edit_in_the_closure_changes_the_identity(copy_root, rel, old, new):
     before = ci.code_identity(root=copy_root)

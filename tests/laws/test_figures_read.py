@@ -17,7 +17,6 @@ from matplotlib.colors import to_hex  # noqa: E402
 from attnrank_lite.calibration import plots as pc  # noqa: E402
 from attnrank_lite.engine import rank_checks as rc  # noqa: E402
 from attnrank_lite.laws import plots as lp  # noqa: E402
-from attnrank_lite.laws.scale_report import law_scale_figure  # noqa: E402
 from attnrank_lite.quotient import plots as qp  # noqa: E402
 from attnrank_lite.quotient.report import SHARP_FAMILY  # noqa: E402
 
@@ -80,7 +79,7 @@ def test_eps_colors_distinct():
 
 @pytest.mark.parametrize("ds", [(2, 3, 4, 5, 6), (2, 3)])
 def test_law_scale_figure_has_one_stacked_panel_per_d(ds):
-    fig = law_scale_figure(_law_rows(ds=ds))
+    fig = lp.law_scale_figure(_law_rows(ds=ds))
     assert len(fig.axes) == len(ds)
     _check(fig)
 
@@ -142,11 +141,11 @@ def test_heatmaps_have_a_colour_scale_per_panel():
 
 
 def test_chapter_2_and_3_report_figures_read():
-    """The figures of chapters 2 and 3 drawn by their report modules (laws/sphere_report.py,
-    laws/ball_report.py) follow the same rules: symbols as symbols, reference lines labelled."""
-    from attnrank_lite.laws import ball_report, sphere_report
+    """The figures of chapters 2 and 3 (laws/plots.py, through laws/report.py) follow the same
+    rules: symbols as symbols, reference lines labelled."""
+    from attnrank_lite.laws import report
     from attnrank_lite.laws.ball_law import token_count_table
 
-    _, fig = sphere_report.heuristic_table(1e-3, betas=[4.0, 16.0, 64.0])
+    _, fig = report.heuristic_table(1e-3, betas=[4.0, 16.0, 64.0])
     _check(fig)
-    _check(ball_report.token_figure(token_count_table([2, 3], [8.0, 16.0, 32.0], 1.0)))
+    _check(lp.token_figure(token_count_table([2, 3], [8.0, 16.0, 32.0], 1.0)))

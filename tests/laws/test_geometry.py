@@ -98,3 +98,21 @@ def test_spread_report_on_the_circle():
     r = spread_report(circle_points(100), probes=5000)
     assert np.isclose(r["min_separation"], 2 * np.sin(np.pi / 100))  # chord of angle 2 pi / n
     assert r["covering_radius"] <= 2 * np.sin(np.pi / 200) + 1e-12  # half-angle chord
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+def test_well_spread_names_one_point_set(d):
+    """Issue 27: the configuration "well-spread" is the book's well-spread set (chapter 2's
+    configuration sweep at d = 3 and chapter 3's circle: bit for bit the circle and the Fibonacci
+    sphere they were), and a separated packing is only ever called "packing"."""
+    from attnrank_lite.laws.geometry import well_spread_sphere
+    from attnrank_lite.laws.sweeps import sphere_configuration
+
+    X = sphere_configuration("well-spread", 300, d)
+    assert np.array_equal(X, well_spread_sphere(300, d))
+    if d == 2:
+        theta = 2 * np.pi * np.arange(300) / 300
+        assert np.array_equal(X, np.column_stack([np.cos(theta), np.sin(theta)]))
+    if d == 4:
+        P = sphere_configuration("packing", 300, d)
+        assert P.shape[0] != 300 or not np.array_equal(P, X)

@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from attnrank_lite.laws import law_store, row_certificates, scale, scale_report
+from attnrank_lite.laws import law_store, report, row_certificates, scale
 from attnrank_lite.site import cli, sweep_cli
 
 CONFIG = ([2, 3], 150, [2.0, 8.0], [0.25])
@@ -70,8 +70,8 @@ def test_an_edited_row_fails_verify_chapter_7_and_the_report(store, capsys):
     assert err.count("\n") == 1 and "d=3 n=150 beta=8 eps=0.25 well-spread seed=0 [1, 1]" in err
     assert "does not match the row" in err and "the row says [1, 1]" in err
     assert "3 of 4 rows verified from their certificates, 1 failed" in out
-    rows, _, _ = scale_report.stored_rows(store)
-    check = scale_report.recheck_stored(store, rows, prefix="ch07_paper")  # chapter 7's call
+    rows, _, _ = report.stored_rows(store)
+    check = report.recheck_stored(store, rows, prefix="ch07_paper")  # chapter 7's call
     assert check["checked"] == 4 and check["passed"] == 3 and len(check["failures"]) == 1
     assert "3 of 4 passed" in check["glue"]["ch07_paper_recheck"]
     capsys.readouterr()
@@ -178,8 +178,8 @@ def test_a_store_without_certificates_says_so(tmp_path, capsys):
     status, out, err = _verify(path, capsys)
     assert status == 11 and err.count("no stored certificate") == 2
     assert "keeps no certificates: rerun its command" in out
-    rows, _, _ = scale_report.stored_rows(path)
-    check = scale_report.recheck_stored(path, rows, prefix="ch07_paper")
+    rows, _, _ = report.stored_rows(path)
+    check = report.recheck_stored(path, rows, prefix="ch07_paper")
     assert not check["has_certificates"] and check["checked"] == 0
     assert "keeps no certificates" in check["glue"]["ch07_paper_recheck"]
     assert "2 rows were not rechecked" in check["line"]
@@ -187,8 +187,8 @@ def test_a_store_without_certificates_says_so(tmp_path, capsys):
 
 
 def test_a_sample_is_stated(store):
-    rows, _, _ = scale_report.stored_rows(store)
-    check = scale_report.recheck_stored(store, rows, sample=2, prefix="p")
+    rows, _, _ = report.stored_rows(store)
+    check = report.recheck_stored(store, rows, sample=2, prefix="p")
     assert check["checked"] == 2 and check["passed"] == 2
     assert check["line"].startswith("a sample of 2 of the 4 rows shown (seed 0) was rechecked")
     assert check["line"].endswith(" s") and "2 of 2 passed" in check["line"]
@@ -200,7 +200,7 @@ def test_a_row_and_its_certificate_are_committed_together(store):
            "lower": 6, "upper": 5, "lower_kind": "norm", "upper_source": "x", "degree": None,
            "verified": True, "wall_s": 0.1, "cpu_s": 0.1, "certificate": b"PK"}
     with pytest.raises(sqlite3.IntegrityError):
-        law_store.insert_certified_rows(con, [{**row, "lower": 1}, row], "abc")
+        law_store.insert_rows(con, [{**row, "lower": 1}, row], "abc")
     assert con.execute("SELECT COUNT(*) FROM certificates WHERE d = 5").fetchone()[0] == 0
     assert con.execute("SELECT COUNT(*) FROM rows WHERE d = 5").fetchone()[0] == 0
     con.close()
@@ -240,10 +240,10 @@ def test_independent_checker_agrees_on_every_row_and_a_disagreement_fails(store,
 
 
 def test_chapter_7_prints_where_its_stored_rows_come_from(store):
-    paper = scale_report.stored_report(store, prefix="ch07_paper")
-    rows, _, _ = scale_report.stored_rows(store)
-    recheck = scale_report.recheck_stored(store, rows, sample=1, prefix="ch07_paper")
-    lines = scale_report.provenance_lines("the.sqlite", paper, recheck)
+    paper = report.stored_report(store, prefix="ch07_paper")
+    rows, _, _ = report.stored_rows(store)
+    recheck = report.recheck_stored(store, rows, sample=1, prefix="ch07_paper")
+    lines = report.provenance_lines("the.sqlite", paper, recheck)
     assert lines[0] == f"rechecked: {recheck['line']}" and lines[1] == "store: the.sqlite"
     assert f"command: {law_store.read_runs(store).iloc[-1].command}" in lines  # the store's own runs table
     assert lines[-1] == f"code hash of this build: {law_store.code_hash()}"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from attnrank_lite.engine.streaming import point_bracket
-from attnrank_lite.laws import law_store, scale
+from attnrank_lite.laws import law_store, report, scale
 from attnrank_lite.laws import sweeps as sw
 from attnrank_lite.laws.geometry import fibonacci_sphere, well_spread_sphere
 from attnrank_lite.laws.verdicts import SLOPE_COLUMNS
@@ -93,7 +93,7 @@ def test_law_table_recovers_exact_power_laws_and_judges_them_by_the_rule():
     rows = [r for d in (3, 5) for r in _rows(
         d, list(noise), [int(round(3 * v * b ** ((d - 1) / 2))) for b, v in noise.items()],
         [int(round(9 * v * b ** ((d - 1) / 2))) for b, v in noise.items()])]
-    t = scale.law_table(pd.DataFrame(rows))
+    t = report.law_table(pd.DataFrame(rows))
     assert list(t.columns[:7]) == list(SLOPE_COLUMNS)
     assert list(t["d"]) == [3, 3, 5, 5] and list(t["end"]) == ["lower", "upper"] * 2
     np.testing.assert_allclose(t["slope"], [1.0, 1.0, 2.0, 2.0], atol=0.02)
@@ -107,7 +107,7 @@ def test_a_law_table_verdict_can_fail():
     betas = [4.0, 8.0, 16.0, 32.0, 64.0]
     up = [int(round(5 * b ** 1.5 * (1.03 if i % 2 else 0.97))) for i, b in enumerate(betas)]
     lo = [int(round(0.5 * b ** 0.5)) + 1 for b in betas]
-    t = scale.law_table(pd.DataFrame(_rows(3, betas, lo, up))).set_index("end")
+    t = report.law_table(pd.DataFrame(_rows(3, betas, lo, up))).set_index("end")
     assert t.loc["upper", "verdict"] == "above" and t.loc["upper", "ci_low"] > 1.0
     assert t.loc["lower", "verdict"] == "below"
 
@@ -118,8 +118,8 @@ def test_capped_rows_are_left_out_of_both_fits_and_counted():
     betas = [2.0, 4.0, 8.0, 16.0, 32.0]
     lower, upper = [7, 17, 67, 150, 224], [27, 182, 1254, 3000, 6000]
     rows = pd.DataFrame(_rows(6, betas, lower, upper, n=6000, degree=[2, 4, 7, 11, None]))
-    assert list(scale.capped(rows)) == [False, False, False, True, True]  # count, then upper = n
-    t = scale.law_table(rows).set_index("end")
+    assert list(report.capped(rows)) == [False, False, False, True, True]  # count, then upper = n
+    t = report.law_table(rows).set_index("end")
     assert (t["left_out"] == 2).all() and (t["points"] == 3).all()
     assert (t["verdict"] == "inconclusive").all()  # 3 points: the rule gives no verdict
     for end, ends in (("lower", lower), ("upper", upper)):
@@ -138,9 +138,9 @@ def test_the_harmonic_count_of_a_row_is_the_dimension_of_polynomials_on_the_sphe
         cols = [np.prod(X[:, list(c)], axis=1) for k in range(L + 1)
                 for c in combinations_with_replacement(range(d), k)]
         rank = np.linalg.matrix_rank(np.column_stack(cols))
-        got = scale.certificate_count(pd.DataFrame({"d": [d], "degree": [L]}))
+        got = report.certificate_count(pd.DataFrame({"d": [d], "degree": [L]}))
         assert got[0] == rank
-    assert np.isnan(scale.certificate_count(pd.DataFrame({"d": [3], "degree": [None]}))[0])
+    assert np.isnan(report.certificate_count(pd.DataFrame({"d": [3], "degree": [None]}))[0])
 
 
 def test_exactly_geometric_ends_give_a_zero_width_interval_and_need_four_points():
@@ -148,9 +148,9 @@ def test_exactly_geometric_ends_give_a_zero_width_interval_and_need_four_points(
     the rule judges it (slope 1 against 1: inside; against 0.5: above); 3 points: inconclusive."""
     betas, ends = [2.0, 4.0, 8.0, 16.0], [4, 8, 16, 32]
     for d, verdict in ((3, "inside"), (2, "above")):
-        t = scale.law_table(pd.DataFrame(_rows(d, betas, ends, ends)))
+        t = report.law_table(pd.DataFrame(_rows(d, betas, ends, ends)))
         assert (t["ci_high"] - t["ci_low"]).abs().max() < 1e-9 and (t["verdict"] == verdict).all()
-    t = scale.law_table(pd.DataFrame(_rows(3, betas[:3], ends[:3], ends[:3])))
+    t = report.law_table(pd.DataFrame(_rows(3, betas[:3], ends[:3], ends[:3])))
     assert (t["verdict"] == "inconclusive").all()
 
 

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from attnrank_lite.laws import law_store, scale_report
+from attnrank_lite.laws import law_store, report
 from attnrank_lite.laws.verdicts import SLOPE_COLUMNS, WIDTH_SENTENCE
 from attnrank_lite.site import cli
 
@@ -53,14 +53,14 @@ def test_an_empty_store_is_refused_in_one_line(tmp_path, capsys):
 
 
 def test_the_live_command_is_the_sweep_of_the_parameters():
-    cmd = scale_report.sweep_command([2, 3, 5], 400, [2.0, 4.0, 8.0, 16.0], [0.1, 0.25], seed=3)
+    cmd = report.sweep_command([2, 3, 5], 400, [2.0, 4.0, 8.0, 16.0], [0.1, 0.25], seed=3)
     args = cli._parser().parse_args(cmd.split()[3:])
     assert (args.d, args.n, args.beta, args.eps, args.seed) == (
         ["2", "3", "5"], "400", ["2", "4", "8", "16"], ["0.1", "0.25"], "3")
 
 
 def test_the_glued_verdict_counts_are_those_of_the_verdict_column(store):
-    rep = scale_report.stored_report(store, prefix="x")
+    rep = report.stored_report(store, prefix="x")
     words = list(rep["law"]["verdict"])
     text = rep["glue"]["x_verdicts"]
     for w in ("inside", "above", "below", "inconclusive"):
@@ -73,11 +73,9 @@ def test_an_exact_law_in_one_plus_beta_has_the_quoted_finite_range_slope():
     """The page says an exact (1+beta)^k shows k times one_plus_slope against log beta."""
     import pandas as pd
 
-    from attnrank_lite.laws import scale
-
     betas = [2.0, 4.0, 8.0, 16.0]
     ends = [int(round(1e6 * (1 + b) ** 1.5)) for b in betas]  # d = 4: k = 1.5
     rows = pd.DataFrame({"d": 4, "n": 10 ** 9, "eps": 0.1, "beta": betas, "lower": ends, "upper": ends})
-    slope = scale.law_table(rows)["slope"].iloc[0]
-    assert slope == pytest.approx(1.5 * scale_report.one_plus_slope(betas), rel=1e-5)
-    assert scale_report.one_plus_slope(betas) < 0.9  # noticeably below 1 on this range
+    slope = report.law_table(rows)["slope"].iloc[0]
+    assert slope == pytest.approx(1.5 * report.one_plus_slope(betas), rel=1e-5)
+    assert report.one_plus_slope(betas) < 0.9  # noticeably below 1 on this range

@@ -97,9 +97,9 @@ SPEC = ChapterSpec(
     runtime=_runtime,
     code={  # label -> the functions implementing or checking it (under attnrank_lite.)
         "thm-spherical-law": "laws.sweeps.bracket_sweep laws.sweeps.point_sweep point_bracket "
-            "laws.sphere_report.law_slopes",
-        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.sphere_report.law_section "
-            "laws.sphere_report.law_numbers laws.law_tables.constant_brackets laws.law_tables.constants_summary "
+            "laws.report.law_slopes",
+        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.report.law_section "
+            "laws.report.law_numbers laws.report.constant_brackets laws.report.constants_summary "
             "laws.verdicts.width_trend",
         "lem-chebyshev-exp": "laws.sphere_proofs.chebyshev_exp_coefficients laws.sphere_proofs.chebyshev_tail "
             "laws.sphere_proofs.chebyshev_tail_bound laws.sphere_proofs.proven_degree "
@@ -111,7 +111,7 @@ SPEC = ChapterSpec(
         "thm-sphere-lower": "laws.sphere_proofs.regularity_constants laws.sphere_proofs.cap_radius_factor "
             "laws.sphere_proofs.cap_packing_certificate laws.sphere_proofs.lower_proof_table "
             "engine.neumann.NeumannCertificate engine.neumann.neumann_lower_bound",
-        "cor-sphere-lower-worst-case": "laws.sphere_proofs.lower_proof_table laws.law_tables.regularity_drift",
+        "cor-sphere-lower-worst-case": "laws.sphere_proofs.lower_proof_table laws.report.regularity_drift",
         "prop-funk-hecke": "laws.spectra.funk_hecke_eigenvalues laws.spectra.circulant_kernel_spectrum "
             "laws.spectra.predicted_attention_spectrum",
     },

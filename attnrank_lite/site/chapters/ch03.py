@@ -59,13 +59,13 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     code={  # label -> the functions implementing or checking it (under attnrank_lite.)
-        "thm-ball-law": "laws.geometry.gaussian_ball laws.sweeps.ball_instance laws.ball_report.ball_sweeps "
-            "laws.ball_report.ball_slopes",
+        "thm-ball-law": "laws.geometry.gaussian_ball laws.ball_law.ball_maker laws.report.ball_sweeps "
+            "laws.report.ball_slopes",
         "prop-gaussian-ball": "laws.geometry.gaussian_ball laws.ball_law.theta_factor laws.ball_law.theta_direct "
             "laws.ball_law.token_count_table laws.ball_law.rounding_bound laws.ball_law.integer_scale "
             "laws.ball_law.integer_log_multiplicities laws.ball_law.rounding_table",
-        "obs-ball-slopes": "laws.ball_law.ball_maker laws.ball_report.fixed_n_numbers "
+        "obs-ball-slopes": "laws.ball_law.ball_maker laws.report.fixed_n_numbers "
             "laws.verdicts.judged_slope_table laws.ball_law.certified_order laws.ball_law.loglog_crossing "
-            "laws.ball_report.key_numbers",
+            "laws.report.key_numbers",
     },
 )

@@ -81,8 +81,8 @@ SPEC = ChapterSpec(
     runtime=_runtime,
     inputs=_inputs,
     code={  # label -> the functions implementing or checking it (under attnrank_lite.)
-        "obs-laws-at-scale": "laws.scale.sweep_task laws.scale.run_sweep laws.scale.law_table laws.scale.capped "
-            "laws.verdicts.judge_slope laws.scale_report.law_report laws.law_store.read_store "
-            "laws.row_certificates.verify_row laws.scale_report.recheck_stored engine.parallel.run_tasks",
+        "obs-laws-at-scale": "laws.scale.sweep_task laws.scale.run_sweep laws.report.law_table laws.report.capped "
+            "laws.verdicts.judge_slope laws.report.law_report laws.law_store.read_store "
+            "laws.row_certificates.verify_row laws.report.recheck_stored engine.parallel.run_tasks",
     },
 )
