@@ -1,6 +1,6 @@
 r"""Constructions of chapters 4 and 5: hidden instances (``thm-r-half-law``),
 decaying heads and the sharp pair of ``lem-softmax-perturbation``.
-Chapter 1's exact cases live in :mod:`attnrank_lite.engine.examples`.
+Chapter 1's exact cases live in :mod:`attnrank_lite.basics.examples`.
 
 Each function builds data with a property known in closed form; the tests
 check that property, not our own code.

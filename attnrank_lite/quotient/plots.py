@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..basics.plots import plot_bracket_band
 from ..engine.perturbation import oscillation_bound
-from ..engine.plots import plot_bracket_band
 from .report import SHARP_FAMILY
 
 __all__ = [
