@@ -516,12 +516,6 @@ class SubspaceCertificate(UpperCertificate):
             raise ValueError(f"factors of shapes {L.shape} and {R.shape} do not fit A of shape {(n, m)}")
         return L, R
 
-    def row_errors(self, A, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-        r"""Per row: computed :math:`\sum_j |A - LR|_{ij}` and a proven bound on its rounding error."""
-        A = real_matrix("A", A)
-        L, R = self._parse(*A.shape)
-        return row_l1_blockwise(A, L if L.shape[1] else None, R, block=block, bound=True)
-
     def certified_rank(self, A, eps: float) -> int | None:
         """``k`` (columns of the parsed ``L``) when ``max_i sum_j |A - LR|_ij <= eps`` holds
         exactly on the stored float ``A``; ``None`` otherwise."""

@@ -8,14 +8,8 @@ from .nested import nested_family_search
 from .range_finder import POWER_ITERS, randomized_range_finder
 from .row_source import RowSource
 
-__all__ = [
-    "exact_factorisation",
-    "identity_certificate",
-    "nested_certificate",
-    "randomized_family",
-    "randomized_upper_bound",
-    "svd_upper_bound",
-]
+__all__ = ["exact_factorisation", "identity_certificate", "nested_certificate", "randomized_family",
+           "svd_upper_bound"]
 
 
 def identity_certificate(rows_of, n: int, m: int, block: int = 512) -> SubspaceCertificate:
@@ -70,12 +64,14 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
 
 def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                       oversample: int = 10, lo: int = 0):
-    r"""Randomized nested family that meets ``eps``, and its certificate.
+    r"""Randomized nested family that meets ``eps`` (Halko–Martinsson–Tropp), and its certificate.
 
-    Doubles the sketch size ``l`` (starting at ``start + oversample``) until the top member
-    ``B_l = A V V^T`` of the family ``B_k = (A V_k) V_k^T`` meets ``eps``, with ``V`` from
-    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; when ``l`` reaches half
-    of ``min(n, m)`` the exact SVD family is used instead.
+    Doubles the sketch size ``l`` (from ``start + oversample``) until some member of
+    ``B_k = (A V_k) V_k^T`` meets ``eps``, ``V`` (m, l) from
+    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder` (``power_iters`` subspace
+    iterations, Gaussian test matrix of ``seed``); from ``l >= min(n, m) / 2`` on the exact SVD
+    family is used. The certificate is verified on ``A`` however approximate the subspace; ``lo``
+    is a rank known to fail.
 
     Returns
     -------
@@ -107,30 +103,3 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_I
         l = min(full, 2 * l)
         draw += 1
 
-
-def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
-                           oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
-    r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
-
-    The range finder of :mod:`attnrank_lite.engine.range_finder` gives an orthonormal ``V``
-    (m x l, Ritz vectors ordered like the top right-singular vectors); the nested family
-    ``B_k = (A V_k) V_k^T`` is searched by :func:`~attnrank_lite.engine.nested.nested_family_search`.
-    ``l`` doubles until ``B_l`` meets ``eps``. The certificate is exact (verified on ``A``)
-    even though the subspace is approximate. Cost :math:`O(nml)` per sketch plus
-    :math:`O(nmk)` per full check (errors are computed in row blocks).
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    start : int
-        First subspace dimension tried (before oversampling).
-    power_iters : int
-        Subspace iterations (2 is plenty for attention spectra).
-    seed : int
-        Seed of the Gaussian test matrix (results are deterministic).
-    lo : int
-        A rank known to fail (``lower - 1`` from a lower certificate).
-    """
-    return randomized_family(A, eps, start=start, power_iters=power_iters, seed=seed,
-                             oversample=oversample, lo=lo)[0]
