@@ -1,66 +1,34 @@
-r"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`.
+"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`.
 
-:func:`rank_brackets <attnrank_lite.engine.bracket.rank_brackets>` (a stored matrix),
-:func:`point_brackets <attnrank_lite.engine.streaming.point_brackets>` (queries, keys, ``beta``,
-log-weights streamed through ``softmax_attention``) and every sweep of
-:mod:`attnrank_lite.laws.sweeps` call :func:`assemble_brackets`. Its :func:`best_of` is the one
-place that says which certificate families are tried, in what order and under which cost
-limits (:class:`CostLimits`); the brackets it returns are frozen and never modified afterwards.
+:func:`~attnrank_lite.engine.bracket.rank_brackets`, :func:`~attnrank_lite.engine.streaming.point_brackets`
+and every sweep call :func:`assemble_brackets`; :func:`best_of` is the one place that says which
+certificate families run, in what order and under which :class:`CostLimits`. A later family
+replaces an end only when strictly better (ties keep the earlier one); every certificate
+verifies on ``A``; the brackets returned are frozen.
 
-**Lower families**, in this order (a later family replaces the current lower end only when it
-certifies a strictly larger rank): greedy cluster-mass (:ref:`prop-cluster-mass`; needs the
-stored matrix, or a temporary copy within ``CostLimits.materialise`` entries), Frobenius tail
-(:ref:`prop-frobenius-tail`; the exact spectrum of a dense-path matrix, else of evenly spaced
-rows, on a streamed source within ``CostLimits.frobenius`` entries), the norm certificate, and
-the Neumann search (:ref:`prop-neumann-lower`; when the queries are known as points).
+**Lower families** (:data:`LOWER_FAMILIES`): greedy cluster-mass (:ref:`prop-cluster-mass`; the
+stored matrix or a temporary copy within ``materialise`` entries), Frobenius tail
+(:ref:`prop-frobenius-tail`; the exact spectrum, else evenly spaced rows within ``frobenius``
+entries), the norm certificate, Neumann (:ref:`prop-neumann-lower`; queries known as points).
 
-**Upper families**, in the order of :data:`UPPER_FAMILIES` (a later family replaces the current
-upper end only when strictly smaller): ``B = 0`` first (it settles the level alone), then the
-SVD family of a stored matrix (dense SVD up to ``CostLimits.dense`` = ``min(n, m)``, else the
-randomized range finder with doubling sketches), the harmonic family (keys on the sphere), the
-streamed SVD family (one sketch sized by the harmonic rank, within ``CostLimits.streamed_svd``
-entries; also on a stored matrix of the randomized path whose doubling family was skipped next
-to a high harmonic rank, so that the l1 fit gets an SVD subspace), the l1-fitted family over
-those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
-the same subspaces with every row's coefficients fitted in l1, searched below the current upper
-end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
-else met eps.
+**Upper families** (:data:`UPPER_FAMILIES`): ``B = 0``; the SVD family of a stored matrix (dense
+up to ``dense`` = ``min(n, m)``, else doubling randomized sketches); the harmonic family (keys
+on the sphere); the streamed SVD family (one sketch sized by the harmonic rank, within
+``streamed_svd`` entries); the l1-fitted family over those subspaces (within ``l1`` =
+``n * m * upper``); the identity factorisation when nothing else met eps.
 
-**Effort: the cost-aware rule** (``effort``, :data:`EFFORTS`). With ``effort="max"`` every family
-above runs within the :class:`CostLimits`, whatever it can gain (the chapters' stored tables use
-this rule). With ``effort="auto"`` (the default) the two expensive families first weigh their
-expected cost against their expected gain (:class:`Estimate`: cost in units of forming ``A``
-once, gain in ranks; a family runs when it is expected to lower the upper end by at least
-:data:`AUTO_RATE` of it per form-A of cost, and by one rank):
+**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits (the chapters'
+tables). ``"auto"`` (default) runs the two expensive families only where their
+:class:`Estimate` (cost in units of forming ``A``, gain in ranks) promises at least
+:data:`AUTO_RATE` of the upper end per form-A of cost, and one rank: the streamed SVD family
+when :func:`_plateau_gain` finds a partial cut of the harmonic top block passing on sample rows
+(always when there is no upper certificate yet), the l1 family in the bases where a sample fit
+at ``upper`` minus the least worthwhile gain is not refuted by its dual bound (:func:`_l1_worth`).
 
-* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes; six float32 and two float64 products of the
-  sketch's width); its gain over a harmonic certificate of degree ``L`` is probed by
-  :func:`_plateau_gain` (the top degree's block rotated to its principal directions, partial
-  cuts on sample rows). On well-spread points the block is a plateau and no partial cut passes:
-  the family is skipped. Where there is no upper certificate yet it always runs.
-* the l1-fitted family costs :func:`_l1_cost` (about thirty ADMM steps of two products at the
-  upper end); it runs only when the room ``upper - lower`` admits the least worthwhile gain, and
-  only in the bases where an l1 fit of a few sample rows at ``upper`` minus that gain is not
-  refuted by its dual bound (:func:`_l1_worth`): near the threshold, not over the whole range.
-
-The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the SVD family of a
-stored matrix, the harmonic family) run under both rules. The default's cost is measured in
-``benchmarks/bench_default_cost.py``.
-
-**Extension points.** The two kinds of family have one signature each:
-
-* a lower family is ``family(plan: Plan, eps: float) -> LowerCertificate | None``: one level at a
-  time (levels in increasing order; work shared between levels goes into typed :class:`Plan`
-  fields). Append it to :data:`LOWER_FAMILIES` (or pass ``lower_families=`` to
-  :func:`assemble_brackets`);
-* an upper family is ``family(plan: Plan, eps_values, lowers, uppers) -> list`` of one
-  :class:`~attnrank_lite.engine.certificates.UpperCertificate` (or ``None``) per level, all
-  levels at once (so that passes over ``A`` are shared), seeing the lower certificates and the
-  best upper ones so far. Append it to :data:`UPPER_FAMILIES` (or pass ``upper_families=``).
-
-Every certificate must verify on ``A``; ``best_of`` keeps the largest lower and the smallest upper
-rank (ties keep the earlier family).
-"""
+**Extension points.** A lower family is ``family(plan: Plan, eps) -> LowerCertificate | None``
+(levels in increasing order); an upper family is ``family(plan, eps_values, lowers, uppers) ->
+list`` of one ``UpperCertificate`` or ``None`` per level (all levels at once, so passes over ``A``
+are shared). Append to the lists or pass ``lower_families=`` / ``upper_families=``."""
 from __future__ import annotations
 
 import time
@@ -98,40 +66,27 @@ MATERIALISE_LIMIT = 1024 * 1024
 FROBENIUS_LIMIT = 1024 * 1024
 #: rows of that submatrix (stored matrices on the randomized path use it as well)
 FROBENIUS_ROWS = 1024
-#: a streamed source with ``n * m`` up to this gets the streamed SVD family next to the harmonic
-#: one (``svd="auto"``; ``svd=True`` lifts the limit). Its four float32 range-finder passes and
-#: one float64 search pass cost about 6x the time to form ``A`` on 3,000 points of S^3
-#: (``benchmarks/README.md``)
+#: a streamed source with ``n * m`` up to this gets the streamed SVD family (``svd=True`` lifts
+#: the limit; about 6x forming ``A`` on 3,000 points of S^3, ``benchmarks/README.md``)
 STREAMED_SVD_LIMIT = 4096 * 4096
-#: the l1-fitted family runs on a level when ``n * m * upper`` (the work of one verification at
-#: the current upper end) is at most this. On 3,000 points of S^3 at beta = 16 (``n * m *
-#: upper`` = 3.4e9) it costs 15-25 s CPU on one core, 0.7x a dense SVD family and 15x the
-#: harmonic family (``benchmarks/README.md``, ``bench_l1fit.py``); at beta = 32 (1.1e10, left
-#: out) 130 s.
+#: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at
+#: most this (3.4e9 on 3,000 points of S^3 at beta = 16: 15-25 s, ``bench_l1fit.py``)
 L1_LIMIT = 4 * 10**9
 
-#: the values of ``effort``: ``"auto"`` (the default) runs the expensive upper families (the
-#: streamed SVD family, the l1-fitted family) only where their :class:`Estimate` says they can
-#: gain enough for their cost; ``"max"`` runs every family within the :class:`CostLimits` (the
-#: everything-on rule of the chapters' stored tables)
+#: the values of ``effort`` (the module docstring): ``"auto"`` (default) and ``"max"``
 EFFORTS = ("auto", "max")
-#: the cost of forming one entry of ``A`` (logits, exponential, normalisation, one thread), in
-#: flops of a float64 matrix product: forming ``A`` for 4,096 Fibonacci points took as long as
-#: 310-520 flops per entry of a product (``benchmarks/README.md``, ``bench_default_cost.py``)
+#: the cost of forming one entry of ``A``, in flops of a float64 matrix product (310-520 measured
+#: by ``bench_default_cost.py``)
 FORM_A_FLOPS = 400.0
-#: ``effort="auto"``: a family expected to cost ``c`` times forming ``A`` runs only when it is
-#: expected to lower the upper end by at least ``AUTO_RATE * c`` of it (one percent per
-#: form-A), and by at least one rank
+#: ``effort="auto"``: a family costing ``c`` form-A's must be expected to lower the upper end by
+#: ``AUTO_RATE * c`` of it, and by one rank
 AUTO_RATE = 0.01
-#: ADMM steps of one full l1 fit, for its cost estimate (the fits of ``bench_l1fit.py`` took
-#: 10-50 steps to reach eps)
+#: ADMM steps of one full l1 fit, for its cost estimate (10-50 in ``bench_l1fit.py``)
 L1_STEPS_ESTIMATE = 30
 #: sample rows and steps of the l1 family's probe (``effort="auto"``)
 L1_PROBE_ROWS = 32
 L1_PROBE_STEPS = 100
-#: seconds before a bracket's progress bars (lower families, then upper families) are drawn:
-#: brackets that take longer show which families run (:mod:`attnrank_lite.engine.progress`:
-#: on a terminal, never in the built book)
+#: seconds before a bracket's progress bars (naming the running family) are drawn
 PROGRESS_DELAY = 2.0
 #: rows of the streamed SVD family's probe (the harmonic search's sample size)
 SVD_PROBE_ROWS = 256
