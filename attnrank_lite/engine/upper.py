@@ -13,11 +13,8 @@ __all__ = ["exact_factorisation", "identity_certificate", "nested_certificate", 
 
 
 def identity_certificate(rows_of, n: int, m: int, block: int = 512) -> SubspaceCertificate:
-    """``B = A`` itself, as ``I @ A`` or ``A @ I`` (rank ``min(n, m)``, error 0).
-
-    ``rows_of(slice)`` returns rows of ``A``; they are copied into a new array, ``block`` rows
-    at a time (the one place where the identity factorisation is built).
-    """
+    """``B = A`` itself, as ``I @ A`` or ``A @ I`` (rank ``min(n, m)``, error 0), the rows
+    ``rows_of(slice)`` copied ``block`` at a time."""
     A = np.empty((n, m))
     for s in range(0, n, block):
         A[s:s + block] = rows_of(slice(s, min(n, s + block)))
@@ -45,17 +42,9 @@ def nested_certificate(A, V: np.ndarray, eps: float, lo: int = 0, source: str = 
 
 
 def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate:
-    r"""Upper certificate from the top right-singular subspaces: ``B_k = A V_k V_k^T``.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    svd : tuple, optional
-        ``(U, S, Vt)`` of ``A`` if already computed.
-    lo : int
-        A rank known to fail (``lower - 1``).
-    """
+    """Upper certificate ``B_k = A V_k V_k^T`` from the top right-singular subspaces of ``A`` (n, m)
+    (``svd = (U, S, Vt)`` if already computed; ``lo`` a rank known to fail); ``B = A`` when none
+    meets eps."""
     A = np.asarray(A, dtype=np.float64)
     Vt = np.linalg.svd(A, full_matrices=False)[2] if svd is None else svd[2]
     cert = nested_certificate(A, Vt.T, eps, lo, "dense SVD")
@@ -64,24 +53,19 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
 
 def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                       oversample: int = 10, lo: int = 0):
-    r"""Randomized nested family that meets ``eps`` (Halko–Martinsson–Tropp), and its certificate.
+    """Randomized nested family that meets ``eps`` (Halko–Martinsson–Tropp), and its certificate.
 
-    Doubles the sketch size ``l`` (from ``start + oversample``) until some member of
+    Doubles the sketch size ``l`` (from ``start + oversample``) until a member of
     ``B_k = (A V_k) V_k^T`` meets ``eps``, ``V`` (m, l) from
-    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder` (``power_iters`` subspace
-    iterations, Gaussian test matrix of ``seed``); from ``l >= min(n, m) / 2`` on the exact SVD
-    family is used. The certificate is verified on ``A`` however approximate the subspace; ``lo``
-    is a rank known to fail.
+    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; from ``l >= min(n, m) / 2``
+    on, the exact SVD family. ``lo`` is a rank known to fail.
 
     Returns
     -------
     cert : SubspaceCertificate
         Verified on ``A``.
-    family : tuple ``(V, source)``
-        The nested basis (``V`` shape (m, l)); a caller can search it again for a larger
-        ``eps`` without a new factorisation (:func:`nested_certificate`). ``None`` if the
-        identity factorisation had to be used.
-    """
+    family : tuple ``(V, source)`` or None
+        The basis, to search again at a larger eps (``None`` when ``B = A`` was used)."""
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     full = min(n, m)
