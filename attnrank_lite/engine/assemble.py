@@ -103,18 +103,9 @@ def check_effort(effort) -> str:
 
 @dataclass(frozen=True)
 class Estimate:
-    r"""What an expensive upper family is expected to cost and to gain on one level.
-
-    Attributes
-    ----------
-    cost : float
-        Expected time in units of forming ``A`` once (a pass over the row blocks counts 1, a
-        float64 product of width ``w`` counts ``2 w / FORM_A_FLOPS``).
-    gain : float
-        Expected decrease of the upper end, in ranks (``0``: nothing expected).
-    upper : int
-        The current upper end.
-    """
+    """What an expensive upper family is expected to cost and gain on one level: ``cost`` in units of
+    forming ``A`` once (a pass counts 1, a float64 product of width ``w`` ``2 w / FORM_A_FLOPS``),
+    ``gain`` in ranks (0: nothing expected), ``upper`` the current upper end."""
 
     cost: float
     gain: float
@@ -146,31 +137,13 @@ class CostLimits:
 
 @dataclass
 class Plan:
-    """What one call of :func:`assemble_brackets` works with, and the work shared between levels.
-
-    Attributes
-    ----------
-    source : RowSource
-    points : ndarray or None
-        The queries as points (farthest-point centres of the Neumann search).
-    basis : HarmonicBasis or None
-        Basis of the keys on the sphere (harmonic family), when they are known.
-    method : {"dense", "randomized", "streamed"}
-    svd : bool
-        Whether the streamed SVD family runs.
-    seed : int
-    limits : CostLimits
-    effort : {"auto", "max"}
-        See :data:`EFFORTS`.
-    mass, copy, dense_svd, tails, frobenius, frobenius_tails, order, centre_rows, family, harmonic,
-    streamed_svd
-        The work shared between levels, computed once (``None`` until then): the computed row
-        masses; a temporary dense copy (cluster-mass search, freed before the upper families);
-        the dense SVD ``(U, S, Vt)`` and its Frobenius tails; the Frobenius sample ``(rows, S)``
-        (``rows`` is ``None`` for all rows) and its tails; the Neumann search's farthest-point
-        order and centre rows; the randomized SVD family ``(V, source)``; the harmonic
-        certificates per level; the streamed SVD subspace ``(V, source)``.
-    """
+    """What one call of :func:`assemble_brackets` works with: ``source``; ``points`` (Neumann centres)
+    and ``basis`` (harmonic family) when known; ``method`` ("dense", "randomized", "streamed");
+    ``svd`` (whether the streamed SVD family runs); ``seed``; ``limits``; ``effort``. The other
+    fields hold the work shared between levels, computed once (``None`` until then): row masses, a
+    temporary dense copy, the dense SVD and its tails, the Frobenius sample ``(rows, S)`` and its
+    tails, the Neumann order and centre rows, the randomized family, the harmonic certificates, the
+    streamed SVD subspace."""
 
     source: RowSource
     points: np.ndarray | None
@@ -281,9 +254,8 @@ CENTRE_ROWS_LIMIT = 2**23
 
 
 class _RowCache:
-    """``rows(idx)`` of a row source, keeping the rows already generated (the Neumann search asks
-    for the rows of the same centres on every try of its doubling and bisection), up to
-    :data:`CENTRE_ROWS_LIMIT` entries."""
+    """``rows(idx)`` of a row source, keeping the rows generated (the Neumann search asks for the same
+    centres on every try), up to :data:`CENTRE_ROWS_LIMIT` entries."""
 
     def __init__(self, source: RowSource):
         self.source = source
@@ -358,9 +330,8 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _svd_affordable(k: int, start: int, full: int) -> bool:
-    r"""Whether the randomized family can run without its dense-SVD fallback: its sketch doubles
-    from ``start + 10`` and falls back to a dense SVD at ``full // 2`` columns; with the harmonic
-    rank ``k`` as a guide (a sketch may need about twice that), only when
+    """Whether the randomized family runs without its dense-SVD fallback (at ``full // 2`` columns;
+    sketches double from ``start + 10`` and may need twice the harmonic rank ``k``):
     ``4 * max(start + 10, k) < full // 2``."""
     return 4 * max(start + 10, k) < full // 2
 
@@ -389,25 +360,18 @@ def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _streamed_svd_cost(size: int, power_iters: int = 2) -> float:
-    """Expected cost of the streamed SVD family with a sketch of ``size`` columns, in form-A units:
-    ``2 + power_iters`` range-finder passes (float32 products: half the cost of float64) and one
-    float64 search pass (two products)."""
+    """Cost of the streamed SVD family with ``size`` columns, in form-A units: ``2 + power_iters``
+    float32 range-finder passes and one float64 search pass."""
     passes = 3 + power_iters
     products32 = 2 + 2 * power_iters
     return passes + (products32 / 2 + 2) * 2 * size / FORM_A_FLOPS
 
 
 def _plateau_gain(plan: Plan, eps: float, cert) -> int:
-    r"""Expected gain of an SVD family over the harmonic certificate ``cert`` (degree ``L``).
-
-    On well-spread points the singular vectors of ``A`` come in plateaus spanned by the spherical
-    harmonics of one degree, and the SVD family can beat ``N(d, <= L)`` only with part of the top
-    degree's block. The probe rotates that block to its principal directions (the right singular
-    vectors of the block's columns of ``L = A V``, already computed by the harmonic search) and
-    evaluates the cuts ``N(d, <= L-1) + j`` on evenly spaced sample rows: the gain is ``N(d, <= L)``
-    minus the first cut that meets the search target there (``0`` when none does: a plateau the
-    SVD cannot beat). An estimate, not a bound (a sample may pass where ``A`` fails).
-    """
+    """Expected gain of an SVD family over the harmonic certificate ``cert`` (degree ``L``): the top
+    degree's block of ``L = A V`` rotated to its principal directions, the cuts
+    ``N(d, <= L-1) + j`` evaluated on sample rows; ``N(d, <= L)`` minus the first that meets the
+    target (0 on a plateau the SVD cannot beat). An estimate, not a bound."""
     basis, src = plan.basis, plan.source
     L = getattr(cert, "degree", None)
     if basis is None or L is None or L == 0:
@@ -458,15 +422,10 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
 
 
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
-    """Streamed source: one range-finder sketch of the harmonic rank plus 10, shared by all levels.
-
-    Also on a stored matrix of the randomized path whose doubling SVD family was skipped as
-    unaffordable next to a high harmonic rank (:func:`_svd_affordable`): without it the l1
-    family would fit rows in the harmonic subspace only, which on random points is the weaker
-    one (1,500 random points of S^3, beta 16, eps 0.25: 286 against 276 in the sketch).
-
-    With ``effort="auto"`` it runs only where :func:`_streamed_svd_estimates` finds it worth its
-    cost on some level (not on a harmonic plateau the SVD cannot beat)."""
+    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed
+    source, and on a stored matrix of the randomized path whose doubling family was unaffordable
+    (:func:`_svd_affordable`), so that the l1 family gets an SVD subspace. With ``effort="auto"``
+    only where :func:`_streamed_svd_estimates` finds it worth its cost."""
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
@@ -503,12 +462,9 @@ def _l1_bases(plan: Plan, hi: int) -> list:
 
 
 def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
-    """Degree of the harmonic basis the l1 family fits in: the smallest ``L`` with
-    ``N(d, <= L) >= hi``, at most the highest degree of this plan's harmonic certificates
-    (``None`` when it has none).
-
-    Fixed by this task alone, never by how far a basis shared between tasks (one per process in
-    a sweep) has already grown: the same task gives the same bracket and source in any process."""
+    """Degree of the harmonic basis the l1 family fits in: the smallest ``L`` with ``N(d, <= L) >=
+    hi``, at most this plan's highest harmonic degree (``None`` without one); fixed by this task
+    alone, never by how far a shared basis has grown, so a task gives the same bracket anywhere."""
     certs = [c for c in (plan.harmonic or ()) if c is not None]
     if plan.basis is None or not certs:
         return None
@@ -526,11 +482,9 @@ def _l1_block(src: RowSource) -> int:
 
 
 def _l1_family(plan: Plan, eps_values, lowers, uppers):
-    """l1-fitted rows in the subspaces of the SVD and harmonic families, below the current upper
-    end (:func:`~attnrank_lite.engine.l1fit.l1_improve`), where ``n * m * upper <= limits.l1``.
-
-    A rank is accepted only with proven rounding margins over every row; on a stored matrix the
-    certificate is verified as well."""
+    """l1-fitted rows in the SVD and harmonic subspaces below the current upper end
+    (:func:`~attnrank_lite.engine.l1fit.l1_improve`) where ``n * m * upper <= limits.l1``; accepted
+    with proven margins over every row, and verified on a stored matrix."""
     src = plan.source
     out = [None] * len(eps_values)
     live = [j for j, (lower, upper) in enumerate(zip(lowers, uppers))
@@ -560,15 +514,10 @@ def _l1_cost(k: int) -> float:
 
 
 def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
-    r"""The bases in which the l1 family is worth running on one level (``effort="auto"``).
-
-    The least worthwhile gain ``g`` follows from :func:`_l1_cost` at the current upper end
-    (:attr:`Estimate.least_gain`); none when it exceeds the room ``upper - lower``. Otherwise a
-    basis is kept unless an l1 fit of :data:`L1_PROBE_ROWS` sample rows at rank ``upper - g``
-    proves, by its dual bound, that some row cannot meet eps: the exact l1 family is monotone in
-    ``k``, so then no rank ``<= upper - g`` of this basis meets eps and the gain would be less
-    than ``g``. Only ranks near the threshold are worth a full fit.
-    """
+    """The bases in which the l1 family is worth running on one level (``effort="auto"``): none when
+    the least worthwhile gain ``g`` (:attr:`Estimate.least_gain` of :func:`_l1_cost`) exceeds
+    ``upper - lower``; else those where a fit of :data:`L1_PROBE_ROWS` sample rows at rank
+    ``upper - g`` is not refuted by its dual bound (the exact l1 family being monotone in ``k``)."""
     k = upper.rank
     est = Estimate(_l1_cost(k), k - lower.rank, k)
     g = est.least_gain
@@ -597,14 +546,9 @@ UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_famil
 # ---------------------------------------------------------------- the rule
 
 def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
-    """The best-of rule: every family in order, the largest lower and smallest upper end kept.
-
-    ``upper_families`` / ``lower_families`` replace :data:`UPPER_FAMILIES` /
-    :data:`LOWER_FAMILIES` (the signatures of the module docstring). Levels met by ``B = 0`` get
-    ``[0, 0]`` at once. Families see the levels in increasing order
-    (a factorisation built for the smallest eps serves the larger ones). Returns the brackets
-    in the order of ``eps_values``.
-    """
+    """The best-of rule: every family in order, the largest lower and smallest upper end kept (the
+    family lists may be replaced); levels met by ``B = 0`` get ``[0, 0]`` at once; families see the
+    levels in increasing order. Returns the brackets in the order of ``eps_values``."""
     src = plan.source
     n, m = src.n, src.m
     eps_list = [float(e) for e in eps_values]
@@ -661,32 +605,25 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
                       upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
-    """Certified brackets of the matrix described by ``source`` at every level (the best-of rule).
+    """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of rule).
 
     Parameters
     ----------
     source : RowSource
     eps_values : sequence of float
-        Checked levels (``>= 0``).
     points : ndarray, shape (n, d), optional
         The queries as points (Neumann centres).
     basis : HarmonicBasis, optional
         The keys' harmonic basis (harmonic family).
     method : {"auto", "dense", "randomized"}
-        For a stored matrix: ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``.
+        Stored matrix: ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``.
     svd : {"auto", True, False}
-        For a streamed source: the streamed SVD family (``auto``: within ``limits.streamed_svd``).
+        Streamed source: the streamed SVD family (``auto``: within ``limits.streamed_svd``).
     seed : int
-        Seed of the randomized range finder.
     limits : CostLimits, optional
-    upper_families : sequence, optional
-        Replaces :data:`UPPER_FAMILIES` (for a family under test).
     effort : {"auto", "max"}
-        ``"auto"``: the streamed SVD and l1-fitted families run only where their
-        :class:`Estimate` is worth its cost; ``"max"``: every family within ``limits``.
-    lower_families : sequence, optional
-        Replaces :data:`LOWER_FAMILIES` (each ``family(plan, eps) -> LowerCertificate | None``).
-    """
+    upper_families, lower_families : sequence, optional
+        Replace :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m
