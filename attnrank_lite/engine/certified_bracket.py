@@ -94,13 +94,8 @@ class RankBracket:
 
     def as_dict(self) -> dict:
         """Summary row for results tables."""
-        return {
-            "eps": self.eps,
-            "lower": self.lower,
-            "upper": self.upper,
-            "lower_kind": self.lower_kind,
-            "upper_source": self.upper_certificate.source,
-        }
+        return {"eps": self.eps, "lower": self.lower, "upper": self.upper, "lower_kind": self.lower_kind,
+                "upper_source": self.upper_certificate.source}
 
     def __repr__(self) -> str:
         return f"RankBracket(eps={self.eps:g}, [{self.lower}, {self.upper}], lower by {self.lower_kind})"

@@ -191,23 +191,18 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
 
 def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
            stop_on_fail: bool = False, block: int = 512) -> L1Fit:
-    """Every row of ``A`` fitted in l1 within the span of ``V`` (the module's ADMM, in row blocks).
+    """Every row of ``A`` (n, m) fitted in l1 within the span of ``V`` (m, k), orthonormal columns
+    (``ValueError`` if ``max |V^T V - I| > 1e-6``), by the module's ADMM in blocks of ``block`` rows.
 
     Parameters
     ----------
-    A : array_like, shape (n, m)
-    V : array_like, shape (m, k)
-        Orthonormal columns (``ValueError`` if ``max |V^T V - I| > 1e-6``).
     steps : int
         Most iterations per row (300 reach the per-row LP optimum to about three digits).
     gap : float or None
         A row stops once within ``gap`` (relative) of its dual lower bound.
     target : float, optional
-        A row stops once its error is ``<= target``.
-    stop_on_fail : bool
-        With ``target``: stop once some row's dual bound exceeds it.
-    block : int
-        Rows per block.
+        A row stops once its error is ``<= target``; with ``stop_on_fail`` the fit stops once some
+        row's dual bound exceeds it.
 
     Returns
     -------
@@ -227,35 +222,15 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
 
 def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None = None,
                      steps: int = 300, sample: int = SAMPLE_ROWS, block: int = 512, source=""):
-    """Smallest k whose l1-fitted rows in ``V[:, :k]`` meet ``eps``, as a certificate.
+    """Smallest k in ``(lo, hi]`` (``hi`` default ``l``) whose l1-fitted rows in ``V[:, :k]`` meet
+    ``eps``, as a certificate ``B = C V_k^T`` (``None`` if none was accepted).
 
-    Bisection over k in ``(lo, hi]`` on a sample of rows (a sample row whose dual bound exceeds eps
-    refutes k); the smallest k the sample accepts is fitted on all rows, and on failure its worst
-    rows join the sample and the search continues above. A rank is accepted only when every row's
-    error plus twice its proven rounding bound is ``<= eps`` (what ``verify`` accepts without exact
-    arithmetic, so a streamed ``A`` needs no second pass).
-
-    Parameters
-    ----------
-    rows : callable
-        ``rows(idx)`` returns ``A[idx]``.
-    n : int
-    V : ndarray, shape (m, l)
-        Orthonormal columns of a nested family.
-    eps : float
-    lo, hi : int
-        A rank known to fail; the largest rank tried (default ``l``).
-    steps, block
-        See :func:`l1_fit`.
-    sample : int
-        Rows of the first sample.
-    source : str or callable
-        The family's name (or ``name(k)``); the certificate's source is ``"l1 fit in <name>"``.
-
-    Returns
-    -------
-    SubspaceCertificate or None
-        ``B = C V_k^T``; ``None`` if no ``k <= hi`` was accepted."""
+    Bisection over k on a sample of ``sample`` rows (a sample row whose dual bound exceeds eps
+    refutes k); the smallest k the sample accepts is fitted on all rows ``rows(idx)`` (``n`` rows,
+    ``V`` (m, l) orthonormal and nested), and on failure its worst rows join the sample and the
+    search continues above. A rank is accepted only when every row's error plus twice its proven
+    rounding bound is ``<= eps`` (what ``verify`` accepts without exact arithmetic). ``source`` (or
+    ``source(k)``) names the family: the certificate's source is ``"l1 fit in <name>"``."""
     V = _orthonormal(V)
     eps = eps_value(eps)
     target = search_target(eps)

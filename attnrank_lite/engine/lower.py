@@ -10,12 +10,7 @@ from .certificates import (
     frobenius_budget,
     frobenius_tail_bounds,
 )
-from .checks import (
-    eps_value,
-    gamma,
-    index_array,
-    real_matrix,
-)
+from .checks import eps_value, gamma, index_array, real_matrix
 from .norms import row_l1_blockwise
 
 __all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]

@@ -15,12 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from .certificates import GroupedLowerCertificate
-from .checks import (
-    eps_value,
-    gamma,
-    parse_stored,
-    real_matrix,
-)
+from .checks import eps_value, gamma, parse_stored, real_matrix
 
 __all__ = ["NeumannCertificate", "neumann_lower_bound", "neumann_search", "inverse_norm_bound",
            "farthest_point_order", "attention_farthest_order"]

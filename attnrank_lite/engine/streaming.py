@@ -51,17 +51,15 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     ----------
     Q : array_like, shape (n, d)
         Queries (any finite points).
-    beta : float
-        Inverse temperature, ``>= 0``.
-    eps : float
-        Error level, ``>= 0``.
+    beta, eps : float
+        Inverse temperature and error level, ``>= 0``.
     K : array_like, shape (m, d), optional
         Keys on the unit sphere; default ``K = Q``.
     log_weights : array_like, shape (m,), optional
     basis : HarmonicBasis, optional
         A basis of the same keys, shared across calls (independent of ``beta``).
     svd : {"auto", True, False}
-        Also the streamed SVD family (a sketch of the harmonic rank plus 10); ``"auto"`` when
+        The streamed SVD family (a sketch of the harmonic rank plus 10); ``"auto"``: when
         ``n * m <= SVD_LIMIT``.
     block : int
         Rows per generated block (memory about ``4 * block * m * 8`` bytes).
@@ -71,7 +69,7 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     Returns
     -------
     RankBracket
-        ``verify(A, eps)`` rechecks both ends on ``A = softmax_attention(Q, K, beta, log_weights)``.
+        Rechecked by ``verify(softmax_attention(Q, K, beta, log_weights), eps)``.
 
     Examples
     --------
