@@ -605,25 +605,12 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
                       upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
-    """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of rule).
-
-    Parameters
-    ----------
-    source : RowSource
-    eps_values : sequence of float
-    points : ndarray, shape (n, d), optional
-        The queries as points (Neumann centres).
-    basis : HarmonicBasis, optional
-        The keys' harmonic basis (harmonic family).
-    method : {"auto", "dense", "randomized"}
-        Stored matrix: ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``.
-    svd : {"auto", True, False}
-        Streamed source: the streamed SVD family (``auto``: within ``limits.streamed_svd``).
-    seed : int
-    limits : CostLimits, optional
-    effort : {"auto", "max"}
-    upper_families, lower_families : sequence, optional
-        Replace :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
+    """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of
+    rule), with the queries as ``points`` (Neumann centres) and the keys' harmonic ``basis`` when
+    known. ``method`` (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``;
+    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``;
+    ``seed`` seeds the range finder; ``upper_families`` / ``lower_families`` replace
+    :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m

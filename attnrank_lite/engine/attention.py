@@ -15,19 +15,12 @@ __all__ = ["attention_rows", "logit_rounding_bound", "logits", "query_key_pair",
 
 
 def row_softmax(L: np.ndarray) -> np.ndarray:
-    r"""Row-wise softmax :math:`A_{ij} = e^{L_{ij} - \max_l L_{il}} / \sum_l e^{L_{il} - \max_l L_{il}}`.
+    r"""Row-wise softmax :math:`A_{ij} = e^{L_{ij} - \max_l L_{il}} / \sum_l e^{L_{il} - \max_l L_{il}}` of
+    logits ``L`` (n, m; ``-inf`` allowed, every row needs a finite entry), float64.
 
-    Parameters
-    ----------
-    L : ndarray, shape (n, m)
-        Logits; ``-inf`` allowed (weight zero), every row needs a finite entry.
-
-    Returns
-    -------
-    A : ndarray, shape (n, m)
-        Row-stochastic, float64. Each row is scaled by :math:`f/S_i`, :math:`f = 1 - 2(m+4)u`: the
-        exact sum of every stored row is then in :math:`[1 - 2(m+5)u, 1]`, so ``B = 0`` certifies
-        :math:`\mathrm{rank}_1(A) = 0` without rounding doubts (entries change by below :math:`2(m+4)u`)."""
+    Each row is scaled by :math:`f/S_i`, :math:`f = 1 - 2(m+4)u`: the exact sum of every stored row
+    is then in :math:`[1 - 2(m+5)u, 1]`, so ``B = 0`` certifies :math:`\mathrm{rank}_1(A) = 0` without
+    rounding doubts (entries change by below :math:`2(m+4)u`)."""
     L = real_array("logits", L, ndim=2, finite=False)
     if np.isposinf(L).any():
         raise ValueError("logits must not contain NaN or +inf")
@@ -51,17 +44,10 @@ def _softmax_kernel(L: np.ndarray, row_max: np.ndarray) -> np.ndarray:
 
 
 def attention_rows(Q: np.ndarray, K: np.ndarray, beta: float, log_weights: np.ndarray | None) -> np.ndarray:
-    """Rows of :func:`softmax_attention` for arguments checked once at an entry point (a
-    :class:`~attnrank_lite.engine.row_source.RowSource` built ``from_points``): the same operations,
-    no checks. The caller ensures no logit overflows; a NaN or ``+inf`` row maximum still raises
-    through the checked path.
-
-    Parameters
-    ----------
-    Q : ndarray, shape (n, d)
-    K : ndarray, shape (m, d), ``m >= 1``
-    beta : float, ``>= 0``
-    log_weights : ndarray, shape (m,), or None"""
+    """Rows of :func:`softmax_attention` for ``Q`` (n, d), ``K`` (m, d), ``beta`` and ``log_weights``
+    checked once at an entry point (a :class:`~attnrank_lite.engine.row_source.RowSource` built
+    ``from_points``): the same operations, no checks. The caller ensures no logit overflows; a NaN
+    or ``+inf`` row maximum still raises through the checked path."""
     with np.errstate(over="ignore", invalid="ignore"):
         L = beta * (Q @ K.T)
     if log_weights is not None:
@@ -98,10 +84,7 @@ def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
     log_weights : array_like, shape (m,), optional
         Key log-multiplicities (:ref:`prop-multiplicity`); ``-inf`` allowed, NaN and ``+inf`` not.
 
-    Raises
-    ------
-    ValueError
-        When :math:`\beta\langle q_i, k_j\rangle` overflows float64 (the message names ``beta``)."""
+    ``ValueError`` (naming ``beta``) when :math:`\beta\langle q_i, k_j\rangle` overflows float64."""
     Q, K = query_key_pair(Q, K)
     beta = finite_nonnegative("beta", beta)
     w = None if log_weights is None else _log_weights(log_weights, K.shape[0])

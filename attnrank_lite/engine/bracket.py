@@ -27,21 +27,15 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     eps : float
         Error level, ``>= 0``.
     method : {"auto", "dense", "randomized"}
-        ``auto``: ``dense`` when ``min(n, m) <= DENSE_LIMIT``.
-    seed : int
-        Seed of the randomized path (deterministic).
+        ``auto``: ``dense`` when ``min(n, m) <= DENSE_LIMIT``; ``seed`` seeds the randomized path.
     points : array_like, shape (n, d), optional
         The queries as points (self-attention: also the keys, on the unit sphere); adds the Neumann
         lower search and the harmonic upper family.
     limits : CostLimits, optional
         E.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family.
     effort : {"auto", "max"}
-        ``"auto"``: the expensive families run only where their estimate says they pay;
-        ``"max"``: every family within ``limits``.
-
-    Returns
-    -------
-    RankBracket
+        ``"auto"``: the expensive families run only where their estimate says they pay; ``"max"``:
+        every family within ``limits``.
 
     Examples
     --------

@@ -128,10 +128,8 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
         ``A``, stored or streamed.
     V : ndarray, shape (m, K)
     cuts : sequence of int
-        Allowed ranks, increasing, the last ``<= K``.
+        Allowed ranks, increasing, the last ``<= K``; those ``<= lo`` (a rank known to fail) skipped.
     eps_values : sequence of float
-    lo : int
-        A rank known to fail: cuts ``<= lo`` are skipped.
     sample, max_rounds : int
         Rows of the first sample; sample rounds before the bisection fallback.
     sample_errors : dict, optional

@@ -67,25 +67,11 @@ class RitzBasis:
 
 def randomized_range_finder(source: RowSource, size: int, *, power_iters: int = POWER_ITERS,
                             seed: int = 0, dtype=np.float32) -> RitzBasis:
-    r"""Randomized approximation of the top-``size`` right-singular subspace of ``A``.
-
-    Parameters
-    ----------
-    source : RowSource
-        ``A``; ``2 + power_iters`` passes over its row blocks.
-    size : int
-        ``l`` (oversampling included), ``1 <= l <= min(n, m)``.
-    power_iters : int
-        Subspace iterations on :math:`A^\top A`.
-    seed : int
-        Seed of the Gaussian test matrix (deterministic).
-    dtype : numpy dtype
-        Precision of the passes' products (float32 by default: half the time; the Ritz step and
-        the returned arrays are float64).
-
-    Returns
-    -------
-    RitzBasis"""
+    """Randomized approximation (a :class:`RitzBasis`) of the top-``size`` right-singular subspace of
+    ``A`` (a ``RowSource``; ``2 + power_iters`` passes over its row blocks), ``1 <= size <=
+    min(n, m)`` columns, oversampling included, from a Gaussian test matrix of ``seed``. The passes'
+    products run in ``dtype`` (float32 by default: half the time); the Ritz step and the returned
+    arrays are float64."""
     n, m = source.n, source.m
     l = int(min(max(1, size), n, m))
     rng = np.random.default_rng(seed)
