@@ -1,9 +1,9 @@
 """attnrank_lite — helper package of the *attnrank* book.
 
 Certified brackets on the max-row-l1 approximation rank of softmax attention, the geometry,
-spectra and interaction tools behind the paper's laws, and the BERT calibration, in four
-concern subpackages whose imports run one way: ``calibration`` -> ``quotient`` -> ``laws`` ->
-``engine``; ``site`` (the book machinery) sits on top and the mathematics never imports it.
+spectra and interaction tools behind the paper's laws, and the BERT calibration, in concern
+subpackages whose imports run one way: ``calibration`` -> ``quotient`` -> ``laws`` -> ``basics``
+(chapter 1) -> ``engine``; ``site`` (the book machinery) sits on top and the mathematics never imports it.
 """
 from .engine import (
     ClusterMassCertificate,
@@ -27,7 +27,7 @@ from .engine import (
 #: top-level names imported on first use: ``quotient`` pulls in ``laws`` (scipy.stats, pandas),
 #: about a second of CPU that a command line run (``python -m attnrank_lite``) does not need
 _LAZY = {"PolynomialCertificate": "quotient", "polynomial_certificate": "quotient"}
-_SUBPACKAGES = ("engine", "laws", "quotient", "calibration", "site")
+_SUBPACKAGES = ("engine", "basics", "laws", "quotient", "calibration", "site")
 
 
 def __getattr__(name: str):

@@ -3,7 +3,7 @@
 Three rules of the layout:
 
 * imports run one way through the concern subpackages, ``site`` -> ``calibration`` ->
-  ``quotient`` -> ``laws`` -> ``engine``: a module may import its own subpackage and those
+  ``quotient`` -> ``laws`` -> ``basics`` -> ``engine``: a module may import its own subpackage and those
   after it, never one before it (the top-level ``__init__`` and ``__main__`` sit
   above all of them);
 * in particular the mathematics (every module outside ``attnrank_lite/site/``, except the
@@ -102,7 +102,7 @@ def site_imports_from_mathematics(graph: dict[str, set[str]]) -> list[tuple[str,
 #: the concern subpackages, from the top (may import all after it) to the bottom (imports none);
 #: ``checker``, the independent checker of certificate files, sits below the engine and imports
 #: nothing from the package at all (see ``test_checker_is_independent``)
-LAYERS = ("site", "calibration", "quotient", "laws", "engine", "checker")
+LAYERS = ("site", "calibration", "quotient", "laws", "basics", "engine", "checker")
 CHECKER = "attnrank_lite.checker"
 
 

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..engine.plots import plot_bracket_band
+from ..basics.plots import plot_bracket_band
 
 __all__ = ["brackets_by_multiplier", "dimension_vs_certificates", "heatmaps",
            "reductions_by_multiplier", "tau_curves"]

@@ -4,12 +4,7 @@ Everything else in the package is built on this subpackage, and it imports from 
 """
 from .attention import logits, row_softmax, softmax_attention
 from .bracket import RankBracket, rank_bracket, rank_brackets
-from .certificates import (
-    ClusterMassCertificate,
-    FrobeniusTailCertificate,
-    NormCertificate,
-    SubspaceCertificate,
-)
+from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, NormCertificate, SubspaceCertificate
 from .neumann import NeumannCertificate
 from .norms import bounded_output_error, row_l1, worst_case_values
 from .perturbation import oscillation, oscillation_bound, softmax_perturbation_bound

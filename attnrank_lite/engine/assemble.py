@@ -1,66 +1,34 @@
-r"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`.
+"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`.
 
-:func:`rank_brackets <attnrank_lite.engine.bracket.rank_brackets>` (a stored matrix),
-:func:`point_brackets <attnrank_lite.engine.streaming.point_brackets>` (queries, keys, ``beta``,
-log-weights streamed through ``softmax_attention``) and every sweep of
-:mod:`attnrank_lite.laws.sweeps` call :func:`assemble_brackets`. Its :func:`best_of` is the one
-place that says which certificate families are tried, in what order and under which cost
-limits (:class:`CostLimits`); the brackets it returns are frozen and never modified afterwards.
+:func:`~attnrank_lite.engine.bracket.rank_brackets`, :func:`~attnrank_lite.engine.streaming.point_brackets`
+and every sweep call :func:`assemble_brackets`; :func:`best_of` is the one place that says which
+certificate families run, in what order and under which :class:`CostLimits`. A later family
+replaces an end only when strictly better (ties keep the earlier one); every certificate
+verifies on ``A``; the brackets returned are frozen.
 
-**Lower families**, in this order (a later family replaces the current lower end only when it
-certifies a strictly larger rank): greedy cluster-mass (:ref:`prop-cluster-mass`; needs the
-stored matrix, or a temporary copy within ``CostLimits.materialise`` entries), Frobenius tail
-(:ref:`prop-frobenius-tail`; the exact spectrum of a dense-path matrix, else of evenly spaced
-rows, on a streamed source within ``CostLimits.frobenius`` entries), the norm certificate, and
-the Neumann search (:ref:`prop-neumann-lower`; when the queries are known as points).
+**Lower families** (:data:`LOWER_FAMILIES`): greedy cluster-mass (:ref:`prop-cluster-mass`; the
+stored matrix or a temporary copy within ``materialise`` entries), Frobenius tail
+(:ref:`prop-frobenius-tail`; the exact spectrum, else evenly spaced rows within ``frobenius``
+entries), the norm certificate, Neumann (:ref:`prop-neumann-lower`; queries known as points).
 
-**Upper families**, in the order of :data:`UPPER_FAMILIES` (a later family replaces the current
-upper end only when strictly smaller): ``B = 0`` first (it settles the level alone), then the
-SVD family of a stored matrix (dense SVD up to ``CostLimits.dense`` = ``min(n, m)``, else the
-randomized range finder with doubling sketches), the harmonic family (keys on the sphere), the
-streamed SVD family (one sketch sized by the harmonic rank, within ``CostLimits.streamed_svd``
-entries; also on a stored matrix of the randomized path whose doubling family was skipped next
-to a high harmonic rank, so that the l1 fit gets an SVD subspace), the l1-fitted family over
-those SVD and harmonic subspaces (:mod:`attnrank_lite.engine.l1fit`:
-the same subspaces with every row's coefficients fitted in l1, searched below the current upper
-end, within ``CostLimits.l1`` = ``n * m * upper``), and the identity factorisation when nothing
-else met eps.
+**Upper families** (:data:`UPPER_FAMILIES`): ``B = 0``; the SVD family of a stored matrix (dense
+up to ``dense`` = ``min(n, m)``, else doubling randomized sketches); the harmonic family (keys
+on the sphere); the streamed SVD family (one sketch sized by the harmonic rank, within
+``streamed_svd`` entries); the l1-fitted family over those subspaces (within ``l1`` =
+``n * m * upper``); the identity factorisation when nothing else met eps.
 
-**Effort: the cost-aware rule** (``effort``, :data:`EFFORTS`). With ``effort="max"`` every family
-above runs within the :class:`CostLimits`, whatever it can gain (the chapters' stored tables use
-this rule). With ``effort="auto"`` (the default) the two expensive families first weigh their
-expected cost against their expected gain (:class:`Estimate`: cost in units of forming ``A``
-once, gain in ranks; a family runs when it is expected to lower the upper end by at least
-:data:`AUTO_RATE` of it per form-A of cost, and by one rank):
+**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits (the chapters'
+tables). ``"auto"`` (default) runs the two expensive families only where their
+:class:`Estimate` (cost in units of forming ``A``, gain in ranks) promises at least
+:data:`AUTO_RATE` of the upper end per form-A of cost, and one rank: the streamed SVD family
+when :func:`_plateau_gain` finds a partial cut of the harmonic top block passing on sample rows
+(always when there is no upper certificate yet), the l1 family in the bases where a sample fit
+at ``upper`` minus the least worthwhile gain is not refuted by its dual bound (:func:`_l1_worth`).
 
-* the streamed SVD family costs :func:`_streamed_svd_cost` (five passes; six float32 and two float64 products of the
-  sketch's width); its gain over a harmonic certificate of degree ``L`` is probed by
-  :func:`_plateau_gain` (the top degree's block rotated to its principal directions, partial
-  cuts on sample rows). On well-spread points the block is a plateau and no partial cut passes:
-  the family is skipped. Where there is no upper certificate yet it always runs.
-* the l1-fitted family costs :func:`_l1_cost` (about thirty ADMM steps of two products at the
-  upper end); it runs only when the room ``upper - lower`` admits the least worthwhile gain, and
-  only in the bases where an l1 fit of a few sample rows at ``upper`` minus that gain is not
-  refuted by its dual bound (:func:`_l1_worth`): near the threshold, not over the whole range.
-
-The cheap families (cluster-mass, Frobenius tail, norm, Neumann; ``B = 0``, the SVD family of a
-stored matrix, the harmonic family) run under both rules. The default's cost is measured in
-``benchmarks/bench_default_cost.py``.
-
-**Extension points.** The two kinds of family have one signature each:
-
-* a lower family is ``family(plan: Plan, eps: float) -> LowerCertificate | None``: one level at a
-  time (levels in increasing order; work shared between levels goes into typed :class:`Plan`
-  fields). Append it to :data:`LOWER_FAMILIES` (or pass ``lower_families=`` to
-  :func:`assemble_brackets`);
-* an upper family is ``family(plan: Plan, eps_values, lowers, uppers) -> list`` of one
-  :class:`~attnrank_lite.engine.certificates.UpperCertificate` (or ``None``) per level, all
-  levels at once (so that passes over ``A`` are shared), seeing the lower certificates and the
-  best upper ones so far. Append it to :data:`UPPER_FAMILIES` (or pass ``upper_families=``).
-
-Every certificate must verify on ``A``; ``best_of`` keeps the largest lower and the smallest upper
-rank (ties keep the earlier family).
-"""
+**Extension points.** A lower family is ``family(plan: Plan, eps) -> LowerCertificate | None``
+(levels in increasing order); an upper family is ``family(plan, eps_values, lowers, uppers) ->
+list`` of one ``UpperCertificate`` or ``None`` per level (all levels at once, so passes over ``A``
+are shared). Append to the lists or pass ``lower_families=`` / ``upper_families=``."""
 from __future__ import annotations
 
 import time
@@ -98,40 +66,27 @@ MATERIALISE_LIMIT = 1024 * 1024
 FROBENIUS_LIMIT = 1024 * 1024
 #: rows of that submatrix (stored matrices on the randomized path use it as well)
 FROBENIUS_ROWS = 1024
-#: a streamed source with ``n * m`` up to this gets the streamed SVD family next to the harmonic
-#: one (``svd="auto"``; ``svd=True`` lifts the limit). Its four float32 range-finder passes and
-#: one float64 search pass cost about 6x the time to form ``A`` on 3,000 points of S^3
-#: (``benchmarks/README.md``)
+#: a streamed source with ``n * m`` up to this gets the streamed SVD family (``svd=True`` lifts
+#: the limit; about 6x forming ``A`` on 3,000 points of S^3, ``benchmarks/README.md``)
 STREAMED_SVD_LIMIT = 4096 * 4096
-#: the l1-fitted family runs on a level when ``n * m * upper`` (the work of one verification at
-#: the current upper end) is at most this. On 3,000 points of S^3 at beta = 16 (``n * m *
-#: upper`` = 3.4e9) it costs 15-25 s CPU on one core, 0.7x a dense SVD family and 15x the
-#: harmonic family (``benchmarks/README.md``, ``bench_l1fit.py``); at beta = 32 (1.1e10, left
-#: out) 130 s.
+#: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at
+#: most this (3.4e9 on 3,000 points of S^3 at beta = 16: 15-25 s, ``bench_l1fit.py``)
 L1_LIMIT = 4 * 10**9
 
-#: the values of ``effort``: ``"auto"`` (the default) runs the expensive upper families (the
-#: streamed SVD family, the l1-fitted family) only where their :class:`Estimate` says they can
-#: gain enough for their cost; ``"max"`` runs every family within the :class:`CostLimits` (the
-#: everything-on rule of the chapters' stored tables)
+#: the values of ``effort`` (the module docstring): ``"auto"`` (default) and ``"max"``
 EFFORTS = ("auto", "max")
-#: the cost of forming one entry of ``A`` (logits, exponential, normalisation, one thread), in
-#: flops of a float64 matrix product: forming ``A`` for 4,096 Fibonacci points took as long as
-#: 310-520 flops per entry of a product (``benchmarks/README.md``, ``bench_default_cost.py``)
+#: the cost of forming one entry of ``A``, in flops of a float64 matrix product (310-520 measured
+#: by ``bench_default_cost.py``)
 FORM_A_FLOPS = 400.0
-#: ``effort="auto"``: a family expected to cost ``c`` times forming ``A`` runs only when it is
-#: expected to lower the upper end by at least ``AUTO_RATE * c`` of it (one percent per
-#: form-A), and by at least one rank
+#: ``effort="auto"``: a family costing ``c`` form-A's must be expected to lower the upper end by
+#: ``AUTO_RATE * c`` of it, and by one rank
 AUTO_RATE = 0.01
-#: ADMM steps of one full l1 fit, for its cost estimate (the fits of ``bench_l1fit.py`` took
-#: 10-50 steps to reach eps)
+#: ADMM steps of one full l1 fit, for its cost estimate (10-50 in ``bench_l1fit.py``)
 L1_STEPS_ESTIMATE = 30
 #: sample rows and steps of the l1 family's probe (``effort="auto"``)
 L1_PROBE_ROWS = 32
 L1_PROBE_STEPS = 100
-#: seconds before a bracket's progress bars (lower families, then upper families) are drawn:
-#: brackets that take longer show which families run (:mod:`attnrank_lite.engine.progress`:
-#: on a terminal, never in the built book)
+#: seconds before a bracket's progress bars (naming the running family) are drawn
 PROGRESS_DELAY = 2.0
 #: rows of the streamed SVD family's probe (the harmonic search's sample size)
 SVD_PROBE_ROWS = 256
@@ -148,18 +103,9 @@ def check_effort(effort) -> str:
 
 @dataclass(frozen=True)
 class Estimate:
-    r"""What an expensive upper family is expected to cost and to gain on one level.
-
-    Attributes
-    ----------
-    cost : float
-        Expected time in units of forming ``A`` once (a pass over the row blocks counts 1, a
-        float64 product of width ``w`` counts ``2 w / FORM_A_FLOPS``).
-    gain : float
-        Expected decrease of the upper end, in ranks (``0``: nothing expected).
-    upper : int
-        The current upper end.
-    """
+    """What an expensive upper family is expected to cost and gain on one level: ``cost`` in units of
+    forming ``A`` once (a pass counts 1, a float64 product of width ``w`` ``2 w / FORM_A_FLOPS``),
+    ``gain`` in ranks (0: nothing expected), ``upper`` the current upper end."""
 
     cost: float
     gain: float
@@ -191,31 +137,13 @@ class CostLimits:
 
 @dataclass
 class Plan:
-    """What one call of :func:`assemble_brackets` works with, and the work shared between levels.
-
-    Attributes
-    ----------
-    source : RowSource
-    points : ndarray or None
-        The queries as points (farthest-point centres of the Neumann search).
-    basis : HarmonicBasis or None
-        Basis of the keys on the sphere (harmonic family), when they are known.
-    method : {"dense", "randomized", "streamed"}
-    svd : bool
-        Whether the streamed SVD family runs.
-    seed : int
-    limits : CostLimits
-    effort : {"auto", "max"}
-        See :data:`EFFORTS`.
-    mass, copy, dense_svd, tails, frobenius, frobenius_tails, order, centre_rows, family, harmonic,
-    streamed_svd
-        The work shared between levels, computed once (``None`` until then): the computed row
-        masses; a temporary dense copy (cluster-mass search, freed before the upper families);
-        the dense SVD ``(U, S, Vt)`` and its Frobenius tails; the Frobenius sample ``(rows, S)``
-        (``rows`` is ``None`` for all rows) and its tails; the Neumann search's farthest-point
-        order and centre rows; the randomized SVD family ``(V, source)``; the harmonic
-        certificates per level; the streamed SVD subspace ``(V, source)``.
-    """
+    """What one call of :func:`assemble_brackets` works with: ``source``; ``points`` (Neumann centres)
+    and ``basis`` (harmonic family) when known; ``method`` ("dense", "randomized", "streamed");
+    ``svd`` (whether the streamed SVD family runs); ``seed``; ``limits``; ``effort``. The other
+    fields hold the work shared between levels, computed once (``None`` until then): row masses, a
+    temporary dense copy, the dense SVD and its tails, the Frobenius sample ``(rows, S)`` and its
+    tails, the Neumann order and centre rows, the randomized family, the harmonic certificates, the
+    streamed SVD subspace."""
 
     source: RowSource
     points: np.ndarray | None
@@ -326,9 +254,8 @@ CENTRE_ROWS_LIMIT = 2**23
 
 
 class _RowCache:
-    """``rows(idx)`` of a row source, keeping the rows already generated (the Neumann search asks
-    for the rows of the same centres on every try of its doubling and bisection), up to
-    :data:`CENTRE_ROWS_LIMIT` entries."""
+    """``rows(idx)`` of a row source, keeping the rows generated (the Neumann search asks for the same
+    centres on every try), up to :data:`CENTRE_ROWS_LIMIT` entries."""
 
     def __init__(self, source: RowSource):
         self.source = source
@@ -403,9 +330,8 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _svd_affordable(k: int, start: int, full: int) -> bool:
-    r"""Whether the randomized family can run without its dense-SVD fallback: its sketch doubles
-    from ``start + 10`` and falls back to a dense SVD at ``full // 2`` columns; with the harmonic
-    rank ``k`` as a guide (a sketch may need about twice that), only when
+    """Whether the randomized family runs without its dense-SVD fallback (at ``full // 2`` columns;
+    sketches double from ``start + 10`` and may need twice the harmonic rank ``k``):
     ``4 * max(start + 10, k) < full // 2``."""
     return 4 * max(start + 10, k) < full // 2
 
@@ -434,25 +360,18 @@ def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _streamed_svd_cost(size: int, power_iters: int = 2) -> float:
-    """Expected cost of the streamed SVD family with a sketch of ``size`` columns, in form-A units:
-    ``2 + power_iters`` range-finder passes (float32 products: half the cost of float64) and one
-    float64 search pass (two products)."""
+    """Cost of the streamed SVD family with ``size`` columns, in form-A units: ``2 + power_iters``
+    float32 range-finder passes and one float64 search pass."""
     passes = 3 + power_iters
     products32 = 2 + 2 * power_iters
     return passes + (products32 / 2 + 2) * 2 * size / FORM_A_FLOPS
 
 
 def _plateau_gain(plan: Plan, eps: float, cert) -> int:
-    r"""Expected gain of an SVD family over the harmonic certificate ``cert`` (degree ``L``).
-
-    On well-spread points the singular vectors of ``A`` come in plateaus spanned by the spherical
-    harmonics of one degree, and the SVD family can beat ``N(d, <= L)`` only with part of the top
-    degree's block. The probe rotates that block to its principal directions (the right singular
-    vectors of the block's columns of ``L = A V``, already computed by the harmonic search) and
-    evaluates the cuts ``N(d, <= L-1) + j`` on evenly spaced sample rows: the gain is ``N(d, <= L)``
-    minus the first cut that meets the search target there (``0`` when none does: a plateau the
-    SVD cannot beat). An estimate, not a bound (a sample may pass where ``A`` fails).
-    """
+    """Expected gain of an SVD family over the harmonic certificate ``cert`` (degree ``L``): the top
+    degree's block of ``L = A V`` rotated to its principal directions, the cuts
+    ``N(d, <= L-1) + j`` evaluated on sample rows; ``N(d, <= L)`` minus the first that meets the
+    target (0 on a plateau the SVD cannot beat). An estimate, not a bound."""
     basis, src = plan.basis, plan.source
     L = getattr(cert, "degree", None)
     if basis is None or L is None or L == 0:
@@ -503,15 +422,10 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
 
 
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
-    """Streamed source: one range-finder sketch of the harmonic rank plus 10, shared by all levels.
-
-    Also on a stored matrix of the randomized path whose doubling SVD family was skipped as
-    unaffordable next to a high harmonic rank (:func:`_svd_affordable`): without it the l1
-    family would fit rows in the harmonic subspace only, which on random points is the weaker
-    one (1,500 random points of S^3, beta 16, eps 0.25: 286 against 276 in the sketch).
-
-    With ``effort="auto"`` it runs only where :func:`_streamed_svd_estimates` finds it worth its
-    cost on some level (not on a harmonic plateau the SVD cannot beat)."""
+    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed
+    source, and on a stored matrix of the randomized path whose doubling family was unaffordable
+    (:func:`_svd_affordable`), so that the l1 family gets an SVD subspace. With ``effort="auto"``
+    only where :func:`_streamed_svd_estimates` finds it worth its cost."""
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
@@ -548,12 +462,9 @@ def _l1_bases(plan: Plan, hi: int) -> list:
 
 
 def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
-    """Degree of the harmonic basis the l1 family fits in: the smallest ``L`` with
-    ``N(d, <= L) >= hi``, at most the highest degree of this plan's harmonic certificates
-    (``None`` when it has none).
-
-    Fixed by this task alone, never by how far a basis shared between tasks (one per process in
-    a sweep) has already grown: the same task gives the same bracket and source in any process."""
+    """Degree of the harmonic basis the l1 family fits in: the smallest ``L`` with ``N(d, <= L) >=
+    hi``, at most this plan's highest harmonic degree (``None`` without one); fixed by this task
+    alone, never by how far a shared basis has grown, so a task gives the same bracket anywhere."""
     certs = [c for c in (plan.harmonic or ()) if c is not None]
     if plan.basis is None or not certs:
         return None
@@ -571,11 +482,9 @@ def _l1_block(src: RowSource) -> int:
 
 
 def _l1_family(plan: Plan, eps_values, lowers, uppers):
-    """l1-fitted rows in the subspaces of the SVD and harmonic families, below the current upper
-    end (:func:`~attnrank_lite.engine.l1fit.l1_improve`), where ``n * m * upper <= limits.l1``.
-
-    A rank is accepted only with proven rounding margins over every row; on a stored matrix the
-    certificate is verified as well."""
+    """l1-fitted rows in the SVD and harmonic subspaces below the current upper end
+    (:func:`~attnrank_lite.engine.l1fit.l1_improve`) where ``n * m * upper <= limits.l1``; accepted
+    with proven margins over every row, and verified on a stored matrix."""
     src = plan.source
     out = [None] * len(eps_values)
     live = [j for j, (lower, upper) in enumerate(zip(lowers, uppers))
@@ -605,15 +514,10 @@ def _l1_cost(k: int) -> float:
 
 
 def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
-    r"""The bases in which the l1 family is worth running on one level (``effort="auto"``).
-
-    The least worthwhile gain ``g`` follows from :func:`_l1_cost` at the current upper end
-    (:attr:`Estimate.least_gain`); none when it exceeds the room ``upper - lower``. Otherwise a
-    basis is kept unless an l1 fit of :data:`L1_PROBE_ROWS` sample rows at rank ``upper - g``
-    proves, by its dual bound, that some row cannot meet eps: the exact l1 family is monotone in
-    ``k``, so then no rank ``<= upper - g`` of this basis meets eps and the gain would be less
-    than ``g``. Only ranks near the threshold are worth a full fit.
-    """
+    """The bases in which the l1 family is worth running on one level (``effort="auto"``): none when
+    the least worthwhile gain ``g`` (:attr:`Estimate.least_gain` of :func:`_l1_cost`) exceeds
+    ``upper - lower``; else those where a fit of :data:`L1_PROBE_ROWS` sample rows at rank
+    ``upper - g`` is not refuted by its dual bound (the exact l1 family being monotone in ``k``)."""
     k = upper.rank
     est = Estimate(_l1_cost(k), k - lower.rank, k)
     g = est.least_gain
@@ -642,14 +546,9 @@ UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_famil
 # ---------------------------------------------------------------- the rule
 
 def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
-    """The best-of rule: every family in order, the largest lower and smallest upper end kept.
-
-    ``upper_families`` / ``lower_families`` replace :data:`UPPER_FAMILIES` /
-    :data:`LOWER_FAMILIES` (the signatures of the module docstring). Levels met by ``B = 0`` get
-    ``[0, 0]`` at once. Families see the levels in increasing order
-    (a factorisation built for the smallest eps serves the larger ones). Returns the brackets
-    in the order of ``eps_values``.
-    """
+    """The best-of rule: every family in order, the largest lower and smallest upper end kept (the
+    family lists may be replaced); levels met by ``B = 0`` get ``[0, 0]`` at once; families see the
+    levels in increasing order. Returns the brackets in the order of ``eps_values``."""
     src = plan.source
     n, m = src.n, src.m
     eps_list = [float(e) for e in eps_values]
@@ -706,32 +605,12 @@ def _zero_meets(plan: Plan, zero, mass, eps: float) -> bool:
 def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: HarmonicBasis | None = None,
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
                       upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
-    """Certified brackets of the matrix described by ``source`` at every level (the best-of rule).
-
-    Parameters
-    ----------
-    source : RowSource
-    eps_values : sequence of float
-        Checked levels (``>= 0``).
-    points : ndarray, shape (n, d), optional
-        The queries as points (Neumann centres).
-    basis : HarmonicBasis, optional
-        The keys' harmonic basis (harmonic family).
-    method : {"auto", "dense", "randomized"}
-        For a stored matrix: ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``.
-    svd : {"auto", True, False}
-        For a streamed source: the streamed SVD family (``auto``: within ``limits.streamed_svd``).
-    seed : int
-        Seed of the randomized range finder.
-    limits : CostLimits, optional
-    upper_families : sequence, optional
-        Replaces :data:`UPPER_FAMILIES` (for a family under test).
-    effort : {"auto", "max"}
-        ``"auto"``: the streamed SVD and l1-fitted families run only where their
-        :class:`Estimate` is worth its cost; ``"max"``: every family within ``limits``.
-    lower_families : sequence, optional
-        Replaces :data:`LOWER_FAMILIES` (each ``family(plan, eps) -> LowerCertificate | None``).
-    """
+    """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of
+    rule), with the queries as ``points`` (Neumann centres) and the keys' harmonic ``basis`` when
+    known. ``method`` (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``;
+    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``;
+    ``seed`` seeds the range finder; ``upper_families`` / ``lower_families`` replace
+    :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m

@@ -1,13 +1,7 @@
-r"""``rank_bracket``: certified lower and upper bounds on the max-row-l1 approximation rank.
-
-.. math:: \mathrm{rank}_\varepsilon(A) = \min\{\mathrm{rank}\,B :
-          \max_i \textstyle\sum_j |A_{ij} - B_{ij}| \le \varepsilon\}
-
-(the book's :ref:`def-rank-eps`). Each side of a bracket is a certificate of
-:mod:`attnrank_lite.engine.certificates` that ``RankBracket.verify`` rechecks from its stored data
-(:ref:`prop-certificate-chain`); ``[0, 0]`` is returned exactly when ``B = 0`` meets ``eps``
-for the stored float matrix (:ref:`prop-exact-cases`).
-"""
+r"""``rank_bracket``: certified lower and upper bounds on
+:math:`\mathrm{rank}_\varepsilon(A) = \min\{\mathrm{rank}\,B : \max_i \sum_j |A_{ij} - B_{ij}| \le \varepsilon\}`
+(:ref:`def-rank-eps`), each side a certificate that ``RankBracket.verify`` rechecks
+(:ref:`prop-certificate-chain`); ``[0, 0]`` exactly when ``B = 0`` meets eps (:ref:`prop-exact-cases`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,80 +17,39 @@ __all__ = ["RankBracket", "rank_bracket", "rank_brackets"]
 
 def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None, limits=None,
                  effort: str = "auto") -> RankBracket:
-    r"""Certified bracket on the max-row-l1 approximation rank of ``A``.
-
-    Lower side: the best of the greedy cluster-mass certificate, the Frobenius-tail certificate
-    (exact spectrum of ``A``, or of an evenly spaced row submatrix on the randomized path) and the
-    trivial norm certificate. Upper side: the smallest ``k`` found by bisection over the nested
-    family ``A V_k V_k^T`` of top right-singular subspaces (dense SVD, or a randomized range
-    finder for large matrices), then the same subspaces with every row fitted in l1
-    (:mod:`attnrank_lite.engine.l1fit`, within ``CostLimits.l1``). Both certificates verify on
-    ``A``.
+    """Certified bracket on the max-row-l1 approximation rank of ``A`` (the families and their order:
+    :mod:`attnrank_lite.engine.assemble`).
 
     Parameters
     ----------
     A : array_like, shape (n, m)
-        Typically a row-stochastic attention matrix (the cluster-mass search needs ``A >= 0``;
-        other matrices get the Frobenius and norm certificates only).
+        Typically row-stochastic (the cluster-mass search needs ``A >= 0``).
     eps : float
-        Error level, ``eps >= 0``.
+        Error level, ``>= 0``.
     method : {"auto", "dense", "randomized"}
-        ``auto`` uses ``dense`` when ``min(n, m) <= DENSE_LIMIT`` (:mod:`attnrank_lite.engine.assemble`).
-    seed : int
-        Seed for the randomized path (deterministic).
+        ``auto``: ``dense`` when ``min(n, m) <= DENSE_LIMIT``; ``seed`` seeds the randomized path.
     points : array_like, shape (n, d), optional
-        The queries as points (self-attention: also the keys, on the unit sphere). Adds the
-        Neumann lower search and the harmonic upper family (:mod:`attnrank_lite.engine.assemble`).
+        The queries as points (self-attention: also the keys, on the unit sphere); adds the Neumann
+        lower search and the harmonic upper family.
     limits : CostLimits, optional
-        Cost limits of the best-of rule (:class:`~attnrank_lite.engine.assemble.CostLimits`;
-        e.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family).
+        E.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family.
     effort : {"auto", "max"}
-        ``"auto"`` (the default): the l1-fitted family runs only where its cost estimate and
-        expected gain make it worth it (:class:`~attnrank_lite.engine.assemble.Estimate`);
-        ``"max"``: every family within ``limits``.
-
-    Returns
-    -------
-    RankBracket
+        ``"auto"``: the expensive families run only where their estimate says they pay; ``"max"``:
+        every family within ``limits``.
 
     Examples
     --------
     >>> import numpy as np
     >>> rank_bracket(np.eye(5), 0.5)
-    RankBracket(eps=0.5, [5, 5], lower by cluster-mass)
-    """
+    RankBracket(eps=0.5, [5, 5], lower by cluster-mass)"""
     return rank_brackets(A, [eps], method=method, seed=seed, points=points, limits=limits, effort=effort)[0]
 
 
 def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None,
                   limits=None, effort: str = "auto") -> list[RankBracket]:
-    r"""Certified brackets of ``A`` at several error levels, sharing one factorisation.
-
-    Same certificates as :func:`rank_bracket` (which calls this with one level), but the SVD
-    (dense path) or the randomized nested family (randomized path, built for the smallest
-    ``eps``, which needs the largest rank) and the exact submatrix spectrum for the Frobenius
-    bound are computed once and searched for every level. The best-of rule is
-    :func:`attnrank_lite.engine.assemble.best_of`.
-
-    Parameters
-    ----------
-    A : array_like, shape (n, m)
-    eps_values : sequence of float
-        Error levels, each ``>= 0``.
-    method : {"auto", "dense", "randomized"}
-    seed : int
-    points : array_like, shape (n, d), optional
-        See :func:`rank_bracket`.
-    limits : CostLimits, optional
-        See :func:`rank_bracket`.
-    effort : {"auto", "max"}
-        See :func:`rank_bracket`.
-
-    Returns
-    -------
-    list of RankBracket
-        In the order of ``eps_values``.
-    """
+    """Certified brackets of ``A`` at each of ``eps_values`` (in their order), as :func:`rank_bracket`
+    with one factorisation (dense SVD, or the randomized family built for the smallest eps) and one
+    submatrix spectrum shared by all levels; the other parameters as there."""
     effort = check_effort(effort)
     A = real_matrix("A", A)
     if np.ndim(eps_values) == 0:

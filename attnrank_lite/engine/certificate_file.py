@@ -1,12 +1,5 @@
-r"""Certificate files back as brackets: :func:`load_brackets`, :func:`load_bracket`, :func:`verify_file`.
-
-The format and its structural checks are :mod:`attnrank_lite.engine.certificate_io`
-(``SPEC.md`` section 6); ``RankBracket.save`` writes it. :func:`verify_file` rebuilds ``A`` from
-the file alone (the stored matrix, or the recipe through
-:func:`~attnrank_lite.engine.attention.softmax_attention`) and rechecks each side with the
-certificate classes' own ``certified_rank``: the claimed ends must equal the ranks the checked
-data prove, and the first failure is named (bracket, side, kind).
-"""
+"""Certificate files back as brackets: :func:`load_brackets`, :func:`load_bracket`, :func:`verify_file`
+(the format: :mod:`attnrank_lite.engine.certificate_io`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,22 +11,15 @@ __all__ = ["CertificateFileError", "FileVerdict", "load_brackets", "load_bracket
 
 
 def load_brackets(path, **limits) -> tuple[CertificateFile, list[RankBracket]]:
-    """The file (checked structure) and its brackets rebuilt as :class:`RankBracket` objects.
-
-    The brackets are *not* verified here (see :func:`verify_file`); a harmonic certificate's
-    factors are rebuilt from the recipe's keys, which computes ``A``.
-    """
+    """The file (checked structure) and its brackets as :class:`RankBracket` objects, not verified
+    (a harmonic certificate's factors are rebuilt from the recipe's keys, computing ``A``)."""
     cf = read_certificate_file(path, **limits)
     return cf, [RankBracket(eps=eps, lower_certificate=low, upper_certificate=up)
                 for eps, low, up in file_certificates(cf)]
 
 
 def load_bracket(path, eps: float | None = None, **limits) -> RankBracket:
-    """The one bracket of a certificate file (``eps`` selects one when the file holds several).
-
-    The bracket is returned unverified; call ``verify_file(path)`` or
-    ``bracket.verify(load_brackets(path)[0].matrix())``.
-    """
+    """The one bracket of a certificate file (``eps`` selects one of several), unverified."""
     _, brackets = load_brackets(path, **limits)
     if eps is None:
         if len(brackets) != 1:
@@ -48,18 +34,9 @@ def load_bracket(path, eps: float | None = None, **limits) -> RankBracket:
 
 @dataclass(frozen=True)
 class FileVerdict:
-    """Outcome of :func:`verify_file`: ``ok``, one line of text, and the first failing side.
-
-    Attributes
-    ----------
-    ok : bool
-    line : str
-        ``verified: 28 <= rank_0.25(A) <= 78, n = 4096, kinds neumann/harmonic`` (one clause per
-        bracket) or what failed.
-    failing : str
-        ``""`` or e.g. ``"bracket 0 (eps = 0.25): lower side (neumann)"``.
-    n, m : int
-    """
+    """Outcome of :func:`verify_file`: ``ok``; ``line``, e.g. ``verified: 28 <= rank_0.25(A) <= 78,
+    n = 4096, kinds neumann/harmonic`` or what failed; ``failing``, ``""`` or e.g.
+    ``"bracket 0 (eps = 0.25): lower side (neumann)"``; ``n``, ``m``."""
 
     ok: bool
     line: str
@@ -69,12 +46,9 @@ class FileVerdict:
 
 
 def verify_file(path, **limits) -> FileVerdict:
-    """Recheck every bracket of a certificate file on the instance it rebuilds.
-
-    For each bracket: the lower certificate's ``certified_rank`` must equal the claimed lower
-    end, the upper one's the claimed upper end, and ``lower <= upper``. The first failure is
-    named (side and kind). Structural refusals raise :class:`CertificateFileError`.
-    """
+    """Recheck every bracket of a certificate file on the instance it rebuilds from the file alone:
+    each side's ``certified_rank`` must equal its claimed end, and ``lower <= upper``; the first
+    failure is named. Structural refusals raise :class:`CertificateFileError`."""
     cf = read_certificate_file(path, **limits)
     A = cf.matrix()
     brackets = [RankBracket(eps=eps, lower_certificate=low, upper_certificate=up)

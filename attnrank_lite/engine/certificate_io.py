@@ -1,40 +1,20 @@
-r"""Certificates as files, the format (``SPEC.md`` section 6): brackets a reader can take away and recheck.
+"""Certificates as files, the format of ``SPEC.md`` section 6: brackets a reader can take away and recheck.
 
-A certificate file is a numpy ``.npz`` archive (a zip of ``.npy`` members, read with
-``allow_pickle=False``) holding one JSON header, the member ``header`` (UTF-8 bytes as a
-``uint8`` vector), and the arrays it names. The header states
+A certificate file is a numpy ``.npz`` archive holding one JSON ``header`` (UTF-8 bytes as a
+``uint8`` vector) and the arrays it names: ``format`` and ``version`` (:data:`VERSION`); the
+instance, the matrix ``{"kind": "matrix", "A": name}`` or the recipe ``{"kind": "attention",
+"Q", "K", "beta", "log_weights"}`` rebuilt with
+:func:`~attnrank_lite.engine.attention.softmax_attention`, and its shape; per bracket ``eps``,
+the claimed ends and each side's ``kind`` with the names of its arrays (a harmonic upper
+certificate only its ``degree``); ``arrays``: each member's dtype, shape and sha256. Subspace
+factors are stored in float32 when the rounded factors still verify, else float64.
 
-* ``format`` (``"attnrank-certificate"``) and ``version`` (:data:`VERSION`), the package version;
-* the instance, either ``{"kind": "matrix", "A": name}`` (the float64 matrix itself) or a
-  recipe ``{"kind": "attention", "Q": name, "K": name or null, "beta": float,
-  "log_weights": name or null}`` that rebuilds
-  :math:`A = \mathrm{rowsoftmax}(\beta QK^\top + \mathbf 1 \log w^\top)` with
-  :func:`~attnrank_lite.engine.attention.softmax_attention` (``K = null``: self-attention), and
-  its shape ``n``, ``m``;
-* one entry per bracket (several error levels of one instance may share a file): ``eps``, the
-  claimed ``lower`` and ``upper`` ends and each side's certificate: its ``kind`` and the names
-  of its arrays (or, for a harmonic upper certificate, only its ``degree``: the polynomial space
-  is rebuilt from the keys, and the factors are ``A V`` and ``V^T``);
-* ``arrays``: for every member, its dtype, shape and the sha256 of its bytes.
-
-Stored data per kind (``k`` the certificate's rank): cluster-mass and Neumann: ``rows`` (k)
-and the groups as ``keys`` (their concatenation) and ``offsets`` (k + 1), int64; Frobenius tail:
-``rank`` (header) and optional ``rows``, ``cols``; norm: ``rank`` and ``row`` (header);
-right-inverse: ``rows`` and ``X`` (m x k, float64); subspace (SVD, l1-fitted, any factorisation):
-``L`` (n x k) and ``R`` (k x m), float32 when the rounded factors still verify (``factors_dtype``
-in the header), float64 otherwise; harmonic: the degree.
-
-Reading (:func:`read_certificate_file`) never executes anything from a file: the zip directory
-and each member's ``.npy`` header are checked (names, dtypes among :data:`DTYPES` — never
-``object``, so no pickle —, declared sizes against :data:`MAX_ARRAY_BYTES` and
-:data:`MAX_TOTAL_BYTES`) *before* any array is allocated; then each array is read with
-``np.load(..., allow_pickle=False)`` and its sha256 compared with the header's. Every refusal is
-a :class:`CertificateFileError` whose message is one line.
-
-:mod:`attnrank_lite.engine.certificate_file` turns a checked file back into
-:class:`~attnrank_lite.engine.certified_bracket.RankBracket` objects and verifies them;
-:mod:`attnrank_lite.checker` is the independent second opinion on the same files.
-"""
+Reading (:func:`read_certificate_file`) executes nothing: the zip directory and each ``.npy``
+header are checked (names, dtypes among :data:`DTYPES`, never ``object``; sizes against
+:data:`MAX_ARRAY_BYTES` and :data:`MAX_TOTAL_BYTES`) before any array is allocated, then each
+array is loaded with ``allow_pickle=False`` and its sha256 compared. Every refusal is a one-line
+:class:`CertificateFileError`. :mod:`attnrank_lite.engine.certificate_file` turns a checked file
+into brackets; :mod:`attnrank_lite.checker` is the independent second opinion."""
 from __future__ import annotations
 
 import hashlib
@@ -50,12 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .attention import softmax_attention
-from .certificates import (
-    ClusterMassCertificate,
-    FrobeniusTailCertificate,
-    NormCertificate,
-    SubspaceCertificate,
-)
+from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, NormCertificate, SubspaceCertificate
 from .checks import eps_value, finite_nonnegative, real_matrix
 from .checks import log_weights as _check_log_weights
 from .harmonic import SPHERE_TOL, HarmonicBasis, HarmonicCertificate
@@ -63,19 +38,9 @@ from .neumann import NeumannCertificate
 from .right_inverse import RightInverseCertificate
 
 __all__ = [
-    "CertificateFileError",
-    "CertificateFile",
-    "FORMAT",
-    "VERSION",
-    "DTYPES",
-    "MAX_ARRAY_BYTES",
-    "MAX_TOTAL_BYTES",
-    "save_brackets",
-    "save_brackets_in_folder",
-    "BUDGET_FILE",
-    "SKIPPED_FILE",
-    "read_certificate_file",
-    "file_certificates",
+    "CertificateFileError", "CertificateFile", "FORMAT", "VERSION", "DTYPES", "MAX_ARRAY_BYTES",
+    "MAX_TOTAL_BYTES", "save_brackets", "save_brackets_in_folder", "BUDGET_FILE", "SKIPPED_FILE",
+    "read_certificate_file", "file_certificates",
 ]
 
 #: the ``format`` field of every certificate file
@@ -204,37 +169,28 @@ def _harmonic_certificate(A, keys, degree: int, bases: dict) -> HarmonicCertific
 
 def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weights=None,
                   factors: str = "float32") -> str:
-    r"""Write brackets of one instance to a certificate file (module docstring), verified first.
+    """Write brackets of one instance to a certificate file, after verifying them (``ValueError`` and
+    nothing written when one does not verify, or the arguments are inconsistent).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file (conventionally ``*.npz``); replaced atomically.
+        Replaced atomically.
     brackets : RankBracket or sequence of RankBracket
         Brackets of the same matrix (e.g. several eps).
     A : array_like, shape (n, m), optional
-        The matrix itself (stored in float64). Give either ``A`` or the recipe ``Q`` (with
-        ``beta``, optionally ``K`` and ``log_weights``).
+        The matrix itself, or else the recipe:
     Q, K : array_like, shape (n, d) and (m, d), optional
         Queries and keys (``K=None``: self-attention).
     beta : float
-        Inverse temperature of the recipe.
     log_weights : array_like, shape (m,), optional
     factors : {"float32", "float64"}
-        Store the factors of subspace certificates in float32 when the rounded factors still
-        certify the same rank (checked here), else in float64.
+        Subspace factors in float32 when the rounded factors still certify the same rank.
 
     Returns
     -------
     str
-        The path written.
-
-    Raises
-    ------
-    ValueError
-        When a bracket does not verify on the instance (nothing is written), or the arguments
-        are inconsistent.
-    """
+        The path written."""
     if hasattr(brackets, "lower_certificate"):
         brackets = [brackets]
     brackets = list(brackets)
@@ -300,15 +256,10 @@ SKIPPED_FILE = ".skipped"
 
 
 def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | None:
-    """:func:`save_brackets` to ``folder/stem.npz``, unless the folder's budget is spent.
-
-    A folder may hold a file :data:`BUDGET_FILE` with a number of bytes: once the ``.npz``
-    files under the folder's root add up to more, further files are not written (their
-    brackets are not needed for the tables, which are the same either way) and each one left
-    out adds a line to :data:`SKIPPED_FILE` there, so that whoever bundles the folder can say
-    how many are missing; the budget file is looked for in ``folder`` and then in its parent.
-    Returns the path written, or None when left out.
-    """
+    """:func:`save_brackets` to ``folder/stem.npz``, unless the folder's budget is spent: once the
+    ``.npz`` files under the folder add up to more than the bytes in its (or its parent's)
+    :data:`BUDGET_FILE`, the file is left out (the tables are the same either way) and a line is
+    added to :data:`SKIPPED_FILE`. Returns the path written, or None."""
     folder = os.fspath(folder)
     parent = os.path.dirname(os.path.abspath(folder))
     # the budget is the folder's own, or its parent's (sweeps write one subfolder per family)
@@ -374,17 +325,10 @@ def _member_header(fp, name: str):
 
 def read_certificate_file(path, *, max_array_bytes: int = MAX_ARRAY_BYTES,
                           max_total_bytes: int = MAX_TOTAL_BYTES) -> CertificateFile:
-    """Read and check a certificate file's structure (module docstring); nothing is verified yet.
-
-    Raises
-    ------
-    CertificateFileError
-        One line: not a zip/npz, truncated, bad member names or dtypes (pickles), oversized
-        arrays, a malformed header, another format version, arrays that do not match the
-        header's shapes, dtypes or sha256.
-    OSError
-        The file cannot be opened.
-    """
+    """Read and check a certificate file's structure (nothing is verified yet). Raises a one-line
+    :class:`CertificateFileError` (not a zip, truncated, bad names or dtypes, oversized arrays, a
+    malformed header, another version, arrays not matching the header's shapes, dtypes or sha256)
+    or ``OSError``."""
     path = os.fspath(path)
     with open(path, "rb") as fh:
         data = fh.read(max_total_bytes + MAX_HEADER_BYTES + 1)

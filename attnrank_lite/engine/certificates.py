@@ -1,39 +1,20 @@
-r"""Certificate objects for the approximation rank (the book's :ref:`prop-certificate-chain`).
+"""Certificate objects for the approximation rank (the book's :ref:`prop-certificate-chain`).
 
-Each certificate stores the data needed to recheck its claim and a ``verify(A, eps)`` method
-that recomputes the condition from that data alone, with a *proven* rounding margin, so that no
-certificate passes because of floating-point error, and that refuses stored data which does not
-describe the certificate it claims to be (see :mod:`attnrank_lite.engine.checks`).
+Each certificate stores the data that recheck its claim; ``verify(A, eps)`` recomputes the
+condition from that data alone with a *proven* rounding margin. Lower kinds
+(:class:`LowerCertificate`): :class:`ClusterMassCertificate` (:ref:`prop-cluster-mass`, on the
+shared :class:`GroupedLowerCertificate` base with the Neumann kind of
+:mod:`~attnrank_lite.engine.neumann`), :class:`FrobeniusTailCertificate`
+(:ref:`prop-frobenius-tail`), :class:`NormCertificate`; upper (:class:`UpperCertificate`):
+:class:`SubspaceCertificate`, ``B = L R``.
 
-Every certificate is a :class:`LowerCertificate` or an :class:`UpperCertificate`: the side it
-bounds is a property of its class (``bounds``), which :meth:`RankBracket.verify
-<attnrank_lite.engine.certified_bracket.RankBracket.verify>` checks for each slot.
-
-* :class:`GroupedLowerCertificate` — the base of the lower certificates stored as k rows and k
-  pairwise disjoint key groups (the aggregate :math:`M = A_S G`); each subclass states its own
-  condition on ``M``:
-* :class:`ClusterMassCertificate` — lower bound ``rank_eps(A) >= k`` when the mass matrix is
-  within ``< 1 - eps`` of the identity (:ref:`prop-cluster-mass`); the Neumann certificate of
-  :mod:`attnrank_lite.engine.neumann` is the other grouped kind.
-* :class:`FrobeniusTailCertificate` — lower bound from the singular values of a row/column
-  submatrix: ``||E||_F^2 <= (#rows) * eps^2`` for every ``E`` with ``||E|| <= eps``
-  (:ref:`prop-frobenius-tail`).
-* :class:`NormCertificate` — the trivial lower bound ``rank_eps(A) >= 1`` when ``||A|| > eps``.
-* :class:`SubspaceCertificate` — upper bound from an explicit factorisation ``B = L R``.
-
-Contract of every ``verify(A, eps)``: ``A`` must be a finite real matrix and ``eps`` a finite
-real number ``>= 0`` (otherwise ``TypeError`` / ``ValueError`` naming the argument); stored data
-that are malformed (repeated, negative, out-of-range, boolean or non-integer indices, NaN / inf
-/ complex entries, shapes that do not fit ``A``, a rank the data do not support) give ``False``.
-``verify`` never returns ``True`` for anything but a valid certificate of the stored float ``A``.
-
-The claimed rank comes from the checked data: ``certified_rank(A, eps)`` converts the stored
-data once to plain ndarrays (``np.asarray`` returns a base-class array whose shape is the
-array's own, whatever a subclass's ``.shape`` says; a list is read through its items, whatever
-its ``__len__`` says), checks them, derives the rank from them and returns it (``None`` when the
-certificate does not hold). ``verify`` is ``True`` exactly when that rank exists and equals the
-advertised ``rank``.
-"""
+Contract of every ``verify(A, eps)``: ``A`` a finite real matrix, ``eps`` finite ``>= 0`` (else
+``TypeError`` / ``ValueError`` naming the argument); malformed stored data (repeated, negative,
+out-of-range or non-integer indices, NaN / inf / complex entries, shapes that do not fit, a rank
+the data do not support) give ``False``. ``certified_rank(A, eps)`` reads the stored data once as
+plain ndarrays (a subclass's ``shape`` or a list's ``__len__`` is never trusted), checks them and
+returns the rank they prove (``None``: nothing); ``verify`` is ``True`` exactly when that rank
+equals the advertised ``rank``."""
 from __future__ import annotations
 
 import math
@@ -43,33 +24,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .checks import (
-    UNIT_ROUNDOFF,
-    count_value,
-    eps_value,
-    gamma,
-    index_array,
-    parse_stored,
-    real_array,
-    real_matrix,
-)
+from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
 from .norms import row_l1_blockwise
 
 __all__ = [
-    "Certificate",
-    "ClusterMassCertificate",
-    "FrobeniusTailCertificate",
-    "GroupedLowerCertificate",
-    "LowerCertificate",
-    "NormCertificate",
-    "SEARCH_MARGIN",
-    "SubspaceCertificate",
-    "UpperCertificate",
-    "advertised_rank",
-    "frobenius_budget",
-    "frobenius_tail_bounds",
-    "row_l1_at_most",
-    "search_target",
+    "Certificate", "ClusterMassCertificate", "FrobeniusTailCertificate", "GroupedLowerCertificate",
+    "LowerCertificate", "NormCertificate", "SEARCH_MARGIN", "SubspaceCertificate",
+    "UpperCertificate", "advertised_rank", "frobenius_budget", "frobenius_tail_bounds",
+    "row_l1_at_most", "search_target",
 ]
 
 _ETA = float(np.finfo(np.float64).smallest_subnormal)
@@ -87,23 +49,15 @@ _SEARCH_FLOOR = 1e-14
 
 
 def search_target(eps: float) -> float:
-    r"""The error a certificate *search* must reach so that ``verify`` accepts what it found.
-
-    :math:`\varepsilon(1 - 10^{-9}) - 10^{-14}`: the verifiers add proven rounding margins of
-    relative size :math:`\gamma_{k+m+4} \approx 10^{-12}` for the book's sizes, so a member
-    whose computed error is below this target verifies unless the matrix is extreme; the search
-    never relies on it (every certificate is verified before it is returned). One definition
-    for every search (SVD, harmonic and streamed families).
-    """
+    r"""The error a certificate search must reach, :math:`\varepsilon(1 - 10^{-9}) - 10^{-14}`: room
+    for the verifiers' proven margins (:math:`\gamma_{k+m+4} \approx 10^{-12}`), so what a search
+    finds verifies unless the matrix is extreme (every certificate is still verified)."""
     return eps * (1 - SEARCH_MARGIN) - _SEARCH_FLOOR
 
 
 class Certificate:
-    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)`` and ``verify(A, eps)``.
-
-    ``bounds`` (a class attribute, never stored data) names the side of ``rank_eps(A)`` the
-    certificate bounds; :class:`LowerCertificate` and :class:`UpperCertificate` set it.
-    """
+    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)``, ``verify(A, eps)`` and the
+    class attribute ``bounds`` ("lower" or "upper"), the side of ``rank_eps(A)`` it bounds."""
 
     #: the side of a bracket this certificate bounds: "lower" or "upper"
     bounds: ClassVar[str] = ""
@@ -113,11 +67,8 @@ class Certificate:
         raise NotImplementedError
 
     def verify(self, A, eps: float) -> bool:
-        """``True`` iff the stored data prove the advertised ``rank`` on ``A`` at ``eps``.
-
-        ``A`` must be a finite real matrix and ``eps`` a finite number ``>= 0`` (else
-        ``TypeError`` / ``ValueError`` naming the argument); malformed stored data give ``False``.
-        """
+        """``True`` iff the stored data prove the advertised ``rank`` on ``A`` at ``eps`` (see the module's
+        contract)."""
         A, eps = _arguments(A, eps)
         rank = self.certified_rank(A, eps)
         return rank is not None and advertised_rank(self) == rank
@@ -151,19 +102,16 @@ def _plain(x) -> np.ndarray:
 
 @dataclass
 class GroupedLowerCertificate(LowerCertificate):
-    r"""Lower certificate stored as rows :math:`i_1..i_k` and pairwise disjoint key groups.
+    r"""Lower certificate stored as rows :math:`i_1..i_k` and pairwise disjoint key groups :math:`G_b`.
 
-    The groups define the aggregation :math:`G \in \{0,1\}^{m\times k}` (:math:`G_{jb} = 1` iff
-    :math:`j \in G_b`, so :math:`\|G\|_{\infty\to\infty} \le 1`) and the k x k matrix
-    :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`. Each subclass states the
-    condition on ``M`` that proves :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``) and
-    the rounding margins its test needs; the parsing of rows and groups is shared.
+    The groups define :math:`G \in \{0,1\}^{m\times k}` (:math:`\|G\|_{\infty\to\infty} \le 1`) and
+    :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`; each subclass states its condition
+    on ``M`` proving :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``).
 
     Attributes
     ----------
     rows : list of int, length k
-    groups : list of list of int, length k
-    """
+    groups : list of list of int, length k"""
 
     rows: list = field(default_factory=list)
     groups: list = field(default_factory=list)
@@ -192,11 +140,7 @@ class GroupedLowerCertificate(LowerCertificate):
         return rows, groups
 
     def mass_matrix(self, A, block: int = 256) -> np.ndarray:
-        r"""The k x k matrix ``M[a, b] = sum(A[rows[a], groups[b]])``.
-
-        Cost :math:`O(k \cdot \sum_b |G_b|)` time and :math:`O(\text{block}\cdot m)` extra
-        memory. Groups may be empty or overlap here (``verify`` refuses overlaps).
-        """
+        """The k x k matrix ``M[a, b] = sum(A[rows[a], groups[b]])`` (groups may overlap here)."""
         A = real_matrix("A", A)
         rows = _plain(self.rows).astype(np.int64)
         groups = [_plain(g).astype(np.int64) for g in self.groups]
@@ -238,22 +182,12 @@ def _mass_matrix(A: np.ndarray, rows: np.ndarray, groups: list, block: int = 256
 
 @dataclass
 class ClusterMassCertificate(GroupedLowerCertificate):
-    r"""Cluster-mass lower certificate: ``rank_eps(A) >= len(rows)`` (:ref:`prop-cluster-mass`).
-
-    With :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}` for rows :math:`i_1..i_k` and pairwise
-    disjoint key groups :math:`G_1..G_k`, the condition
+    r"""Cluster-mass lower certificate: ``rank_eps(A) >= k`` (:ref:`prop-cluster-mass`) when
 
     .. math:: \max_a \Big(|1 - M_{aa}| + \sum_{b\ne a} |M_{ab}|\Big) < 1 - \varepsilon
 
-    implies :math:`\mathrm{rank}_\varepsilon(A) \ge k`: selecting rows and summing group columns
-    does not increase the max-row-l1 norm, so the k x k image of any admissible B lies within
-    distance < 1 of the identity and is invertible.
-
-    Attributes
-    ----------
-    rows : list of int, length k
-    groups : list of list of int, length k
-    """
+    (selecting rows and summing group columns does not increase the norm, so the k x k image of any
+    admissible B is within < 1 of the identity, hence invertible)."""
 
     kind: str = "cluster-mass"
 
@@ -262,19 +196,13 @@ class ClusterMassCertificate(GroupedLowerCertificate):
         return _defects(self.mass_matrix(A))
 
     def margins(self, A) -> np.ndarray:
-        r"""Per selected row, the rounding margin :math:`4\gamma_{m+k+5}(\sum_j|A_{i_a j}| + 2)`.
+        r"""Per selected row, the rounding margin :math:`4\gamma_{m+k+5}(s_a + 2)`, :math:`s_a = \sum_j|A_{i_a j}|`.
 
-        Proof that it covers every rounding of the test ``defect < 1 - eps - margin``: with
-        disjoint groups, the computed :math:`M_{ab}` (any summation order) are within
-        :math:`\gamma_{|G_b|}\sum_{j\in G_b}|A_{i_a j}|`, in total within
-        :math:`\gamma_m s_a` (:math:`s_a = \sum_j |A_{i_a j}|`); the k-term sum of
-        :math:`|M_{ab}|`, the subtraction of :math:`|M_{aa}|`, :math:`|1 - M_{aa}|` and the final
+        Proof: with disjoint groups the computed :math:`M_{a\cdot}` are within :math:`\gamma_m s_a` in
+        total; the k-term sum, the subtraction of :math:`|M_{aa}|`, :math:`|1 - M_{aa}|` and the last
         addition add at most :math:`(\gamma_k + 5u)(s_a + 2)`; so the computed defect is within
-        :math:`2\gamma_{m+k+5}(s_a + 2)` of the exact one, and the evaluation of
-        :math:`1 - \varepsilon - \mathrm{margin}` and of :math:`s_a` itself costs less than
-        the remaining half. Additions are exact in the subnormal range, so underflow adds
-        nothing.
-        """
+        :math:`2\gamma_{m+k+5}(s_a + 2)` of the exact one, and evaluating :math:`1 - \varepsilon -`
+        margin and :math:`s_a` costs less than the other half (subnormal additions are exact)."""
         A = real_matrix("A", A)
         return _margins(A, _plain(self.rows).astype(np.int64))
 
@@ -294,11 +222,8 @@ def _margins(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def frobenius_budget(rows: int, eps: float) -> float:
-    r"""An upper bound on :math:`|S|\,\varepsilon^2` (``rows`` = :math:`|S|`), never an overflow.
-
-    Three roundings and a possible underflow of :math:`\varepsilon^2`: the float product times
-    :math:`1 + \gamma_4`, plus the smallest subnormal. ``inf`` when it overflows.
-    """
+    r"""An upper bound on :math:`|S|\,\varepsilon^2` (``rows`` = :math:`|S|`): the float product times
+    :math:`1 + \gamma_4` plus the smallest subnormal; ``inf`` on overflow."""
     with np.errstate(over="ignore"):
         b = np.float64(rows) * np.float64(eps) * np.float64(eps)
         return float(b * (1 + gamma(4)) + rows * _ETA)
@@ -307,46 +232,26 @@ def frobenius_budget(rows: int, eps: float) -> float:
 def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
     r"""Proven lower bounds :math:`t_k \le \sum_{l>k}\sigma_l(S)^2`, ``k = 0..min(p, q)``.
 
-    Nothing is trusted about the accuracy of the SVD routine: its output ``(U, s, V^T)`` is used
-    as an arbitrary witness and checked a posteriori.
-
-    **Proof.** Let :math:`E = S - U\operatorname{diag}(s)V^T` (exact arithmetic on the stored
-    floats). By Weyl's inequality and :math:`\sigma_l(XYZ) \le \|X\|_2\,\sigma_l(Y)\,\|Z\|_2`,
-
-    .. math:: \sigma_l(S) \le \|U\|_2\|V\|_2\,|s|_{(l)} + \|E\|_2 =: \bar\sigma_l,
-
-    with :math:`|s|_{(l)}` the l-th largest :math:`|s_j|`, and
-    :math:`\|U\|_2^2 = \|U^TU\|_2 \le 1 + \|U^TU - I\|_F` (likewise for V). The computed
-    quantities are turned into upper bounds: the computed Gram matrix is within
-    :math:`\gamma_{p}|U|^T|U|` of the exact one, whose Frobenius norm is at most
-    :math:`\|U\|_F^2`; the computed :math:`E` is within
-    :math:`\gamma_{r+3}(|S| + |U|\operatorname{diag}|s|\,|V^T|) + r\eta` entrywise, whose
-    Frobenius norm is at most :math:`\gamma_{r+3}(\|S\|_F + \sum_l |s_l|\,\|u_l\|\,\|v_l\|)
-    + r\eta\sqrt{pq}`; every computed sum of N non-negative terms is multiplied by
-    :math:`1 + \gamma_{N_{\max}}` with :math:`N_{\max} = pq + p + q + 16` (and
-    :math:`\eta = 2^{-1074}` terms cover underflow). Then
-    :math:`\sum_{l\le k}\sigma_l^2 \le \sum_{l\le k}\bar\sigma_l^2` and, with
-    :math:`\underline F \le \|S\|_F^2` the computed sum of squares times
-    :math:`1 - \gamma_{N_{\max}}` minus :math:`pq\eta`,
-
-    .. math:: \sum_{l>k}\sigma_l(S)^2 = \|S\|_F^2 - \sum_{l\le k}\sigma_l^2
-              \ge \underline F - \sum_{l\le k}\bar\sigma_l^2 =: t_k,
-
-    evaluated and rounded downward. The loss against the computed spectrum is of order
-    :math:`\|E\|_2\sum_l s_l + \|U^TU - I\|\sum_l s_l^2`, about ``1e-12`` relative for the
-    matrices of the book.
+    The SVD ``(U, s, V^T)`` (``svd``, else computed) is an untrusted witness. **Proof.** With
+    :math:`E = S - U\operatorname{diag}(s)V^T`, Weyl's inequality gives
+    :math:`\sigma_l(S) \le \|U\|_2\|V\|_2\,|s|_{(l)} + \|E\|_2 =: \bar\sigma_l`, with
+    :math:`\|U\|_2^2 \le 1 + \|U^TU - I\|_F` (likewise V). Every computed quantity is turned into an
+    upper bound (Gram matrices within :math:`\gamma_p|U|^T|U|`, :math:`E` within
+    :math:`\gamma_{r+3}(|S| + |U|\operatorname{diag}|s|\,|V^T|) + r\eta`, sums of N non-negative
+    terms times :math:`1 + \gamma_{pq+p+q+16}`, :math:`\eta = 2^{-1074}` terms for underflow). Then
+    :math:`\sum_{l>k}\sigma_l^2 = \|S\|_F^2 - \sum_{l\le k}\sigma_l^2 \ge \underline F -
+    \sum_{l\le k}\bar\sigma_l^2 =: t_k`, rounded downward (:math:`\underline F \le \|S\|_F^2`).
+    The loss is about ``1e-12`` relative for the book's matrices.
 
     Parameters
     ----------
     S : ndarray, shape (p, q)
     svd : tuple ``(U, s, Vt)``, optional
-        Thin SVD factors of ``S`` if already computed (any floats: they are checked).
 
     Returns
     -------
     t : ndarray, shape (min(p, q) + 1,)
-        Non-increasing; ``t[min(p, q)] <= 0``.
-    """
+        Non-increasing; ``t[min(p, q)] <= 0``."""
     S = real_matrix("S", S)
     p, q = S.shape
     r = min(p, q)
@@ -389,23 +294,11 @@ def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
 class FrobeniusTailCertificate(LowerCertificate):
     r"""Frobenius-tail lower certificate: ``rank_eps(A) >= rank`` (:ref:`prop-frobenius-tail`).
 
-    For :math:`\|E\| \le \varepsilon` and *distinct* rows S and columns T,
-    :math:`\|E_{S,T}\|_F^2 \le \sum_{i\in S}\|E_i\|_1^2 \le |S|\varepsilon^2`. Eckart–Young then gives
-
-    .. math:: \mathrm{rank}_\varepsilon(A) \ge
-              \min\{k : \textstyle\sum_{l>k} \sigma_l(A_{S,T})^2 \le |S|\varepsilon^2\}.
-
-    Repeated columns would multiply singular values while the budget stays, repeated or wrapped
-    (negative) indices are therefore refused. ``verify`` recomputes an SVD of the submatrix and
-    checks :math:`t_{\mathrm{rank}-1} > |S|\varepsilon^2` with the proven lower bounds
-    :math:`t_k` of :func:`frobenius_tail_bounds` (no tolerance is guessed).
-
-    Attributes
-    ----------
-    rank : int
-    rows, cols : ndarray of int or None
-        Submatrix indices (``None`` = all), distinct, in range.
-    """
+    For :math:`\|E\| \le \varepsilon` and distinct rows S, columns T,
+    :math:`\|E_{S,T}\|_F^2 \le |S|\varepsilon^2`, so by Eckart–Young
+    :math:`\mathrm{rank}_\varepsilon(A) \ge \min\{k : \sum_{l>k} \sigma_l(A_{S,T})^2 \le |S|\varepsilon^2\}`;
+    ``verify`` checks :math:`t_{\mathrm{rank}-1} > |S|\varepsilon^2` with the proven bounds of
+    :func:`frobenius_tail_bounds`. ``rows``, ``cols``: distinct in-range indices or ``None`` (all)."""
 
     rank: int = 0
     rows: np.ndarray | None = None
@@ -450,15 +343,8 @@ def _submatrix(A: np.ndarray, rows, cols) -> np.ndarray:
 
 @dataclass
 class NormCertificate(LowerCertificate):
-    """Trivial lower certificate: ``rank_eps(A) >= 1`` because ``B = 0`` has error ``||A|| > eps``.
-
-    Attributes
-    ----------
-    rank : int
-        0 (claims nothing) or 1.
-    row : int
-        A row whose l1 mass exceeds ``eps``.
-    """
+    """Trivial lower certificate: ``rank_eps(A) >= 1`` (``rank`` 1) because the stored ``row`` has l1
+    mass above ``eps``, so ``B = 0`` fails; ``rank`` 0 claims nothing."""
 
     rank: int = 1
     row: int = 0
@@ -485,19 +371,10 @@ class NormCertificate(LowerCertificate):
 
 @dataclass
 class SubspaceCertificate(UpperCertificate):
-    r"""Upper certificate: an explicit ``B = L @ R`` with ``||A - B|| <= eps``, so ``rank_eps(A) <= k``.
-
-    ``verify`` computes each row's error with the proven rounding bound of
-    :func:`attnrank_lite.engine.norms.row_l1_blockwise`; rows it cannot decide (within rounding of
-    ``eps``) are settled in exact rational arithmetic.
-
-    Attributes
-    ----------
-    L : ndarray, shape (n, k)
-    R : ndarray, shape (k, m)
-    source : str
-        How the factorisation was found (for the reader; not used by ``verify``).
-    """
+    """Upper certificate: ``B = L @ R`` (L (n, k), R (k, m)) with ``||A - B|| <= eps``, so
+    ``rank_eps(A) <= k``. Row errors carry the proven rounding bound of
+    :func:`~attnrank_lite.engine.norms.row_l1_blockwise`; rows within rounding of ``eps`` are settled
+    in exact rational arithmetic. ``source`` says how it was found (not read by ``verify``)."""
 
     L: np.ndarray
     R: np.ndarray
@@ -515,12 +392,6 @@ class SubspaceCertificate(UpperCertificate):
         if L.shape[0] != n or R.shape[1] != m or L.shape[1] != R.shape[0]:
             raise ValueError(f"factors of shapes {L.shape} and {R.shape} do not fit A of shape {(n, m)}")
         return L, R
-
-    def row_errors(self, A, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-        r"""Per row: computed :math:`\sum_j |A - LR|_{ij}` and a proven bound on its rounding error."""
-        A = real_matrix("A", A)
-        L, R = self._parse(*A.shape)
-        return row_l1_blockwise(A, L if L.shape[1] else None, R, block=block, bound=True)
 
     def certified_rank(self, A, eps: float) -> int | None:
         """``k`` (columns of the parsed ``L``) when ``max_i sum_j |A - LR|_ij <= eps`` holds

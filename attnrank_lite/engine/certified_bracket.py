@@ -1,10 +1,5 @@
-r"""``RankBracket``: a certified bracket ``lower <= rank_eps(A) <= upper``, a pair of certificates.
-
-A returned bracket is frozen (``dataclasses.FrozenInstanceError`` on assignment): the best-of
-rule of :mod:`attnrank_lite.engine.assemble` builds it once and nothing modifies it afterwards.
-``verify`` checks that each slot holds a certificate of its side and compares the ranks the
-certificates derive from their checked data (:ref:`prop-certificate-chain`).
-"""
+"""``RankBracket``: a certified bracket ``lower <= rank_eps(A) <= upper``, a pair of
+certificates, frozen once the best-of rule has built it (:ref:`prop-certificate-chain`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,20 +69,10 @@ class RankBracket:
         return self.upper / self.lower
 
     def verify(self, A, eps: float | None = None) -> bool:
-        """Recheck both certificates on ``A`` from their stored data, and ``lower <= upper``.
-
-        Each slot accepts only the package's own certificate classes (exact type, no subclass) of its
-        side: the lower slot a
-        :class:`~attnrank_lite.engine.certificates.LowerCertificate`, the upper slot an
-        :class:`~attnrank_lite.engine.certificates.UpperCertificate` (a class property, not
-        stored data). The ranks compared are those each certificate's ``certified_rank``
-        derives from its checked data, and they must equal the advertised ``lower`` and
-        ``upper``.
-
-        ``eps=None`` uses the stored ``self.eps``. ``A`` must be a finite real matrix and the
-        level a finite real number ``>= 0`` (else ``TypeError`` / ``ValueError``); malformed
-        certificate data give ``False``.
-        """
+        """Recheck both certificates on ``A`` (at ``eps``, default ``self.eps``) from their stored data:
+        each slot must hold one of the package's own classes (exact type) of its side, the ranks each
+        ``certified_rank`` derives must equal the advertised ``lower`` and ``upper``, and
+        ``lower <= upper``. Bad arguments raise; malformed certificate data give ``False``."""
         eps = eps_value(self.eps if eps is None else eps)
         A = real_matrix("A", A)
         low, up = self.lower_certificate, self.upper_certificate
@@ -101,43 +86,24 @@ class RankBracket:
                     and advertised_rank(low) == lower and advertised_rank(up) == upper)
 
     def save(self, path, *, A=None, Q=None, K=None, beta=None, log_weights=None, factors: str = "float32") -> str:
-        """Write this bracket to a certificate file (``SPEC.md`` section 6), after verifying it.
-
-        Give the instance either as the matrix ``A`` or as the recipe ``Q`` (queries), ``beta``
-        and optionally ``K`` (keys; ``None``: self-attention) and ``log_weights``. Several brackets
-        of one instance share a file through
-        :func:`~attnrank_lite.engine.certificate_io.save_brackets`; read it back with
-        :func:`~attnrank_lite.engine.certificate_file.load_bracket`, check it with
-        ``python -m attnrank_lite verify FILE``.
-
-        Returns
-        -------
-        str
-            The path written (``ValueError`` and nothing written when the bracket does not
-            verify on the instance).
-        """
+        """Write this bracket, after verifying it, to a certificate file (``SPEC.md`` section 6) for the
+        instance given as the matrix ``A`` or the recipe ``Q``, ``beta``, ``K``, ``log_weights``; returns
+        the path (``ValueError``, nothing written, when it does not verify). Several brackets share a
+        file through :func:`~attnrank_lite.engine.certificate_io.save_brackets`."""
         return save_brackets(path, [self], A=A, Q=Q, K=K, beta=beta, log_weights=log_weights, factors=factors)
 
     def as_dict(self) -> dict:
         """Summary row for results tables."""
-        return {
-            "eps": self.eps,
-            "lower": self.lower,
-            "upper": self.upper,
-            "lower_kind": self.lower_kind,
-            "upper_source": self.upper_certificate.source,
-        }
+        return {"eps": self.eps, "lower": self.lower, "upper": self.upper, "lower_kind": self.lower_kind,
+                "upper_source": self.upper_certificate.source}
 
     def __repr__(self) -> str:
         return f"RankBracket(eps={self.eps:g}, [{self.lower}, {self.upper}], lower by {self.lower_kind})"
 
 
 def _bounds(cert) -> str:
-    """The side a certificate bounds: ``"lower"``, ``"upper"`` or ``""`` (not one of ours).
-
-    Read from the exact class, never from attributes stored on the object: only the package's
-    own certificate classes count, a subclass (which could override ``certified_rank``) does not.
-    """
+    """The side a certificate bounds, ``"lower"``, ``"upper"`` or ``""``, read from the exact class
+    (a subclass, which could override ``certified_rank``, does not count)."""
     cls = type(cert)
     if not cls.__module__.startswith("attnrank_lite."):
         return ""  # a class defined outside the package, a subclass of ours included

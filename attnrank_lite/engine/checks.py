@@ -1,27 +1,14 @@
-r"""Argument checks shared by the package's public functions and every certificate verifier.
+r"""Argument checks shared by the public functions and every certificate verifier.
 
-A certificate's ``verify(A, eps)`` is an adversary's target (the book's
-:ref:`prop-certificate-chain`): it must never return ``True`` for stored data that does not
-describe the certificate it claims to be. The helpers below are the one place where that data is
-parsed; a new certificate kind should use them rather than ``np.asarray`` directly:
-
-* :func:`real_matrix` / :func:`real_array` — the matrix ``A`` and any stored float data
-  (factors, coordinates, weights): real (complex is a ``TypeError``, never a cast), of the
-  expected dimension, finite unless told otherwise.
-* :func:`eps_value` and :func:`finite_nonnegative` — scalars such as ``eps`` and ``beta``:
-  a real number (``None``, ``bool``, complex and strings are refused), not NaN, ``>= 0``, finite.
-* :func:`index_array` — stored row / column indices: integer dtype (booleans and floats such as
-  ``1.0`` are refused), one-dimensional, within ``[0, size)`` with no negative wrap-around, no
-  repeats.
-* :func:`count_value` — a stored rank, degree or count: a Python / numpy integer, not a bool.
-* :func:`log_weights` — key log-weights: one-dimensional of length ``m``, no NaN or ``+inf``.
-* :func:`gamma` — Higham's :math:`\gamma_k`, the relative error bound of a k-term float64 sum or
-  inner product, for rounding margins.
-
-Each raises ``ValueError`` (``TypeError`` for a value of the wrong type) with a message naming
-the argument and what is allowed. A verifier that meets bad *stored* data turns that into
-``False`` via :func:`parse_stored`; bad *arguments* (``A``, ``eps``) are raised to the caller.
-"""
+A certificate's ``verify`` must never return ``True`` for stored data that do not describe the
+certificate it claims to be (:ref:`prop-certificate-chain`); these helpers are the one place
+where such data are parsed: :func:`real_matrix` / :func:`real_array` (real, of the expected
+dimension, finite unless told otherwise; complex is a ``TypeError``, never cast),
+:func:`eps_value` / :func:`finite_nonnegative` (real scalars ``>= 0``), :func:`index_array`
+(integer, 1-D, in range, no wrap-around, no repeats), :func:`count_value` (an integer, not a
+bool), :func:`log_weights`, and :func:`gamma` (Higham's :math:`\gamma_k`). Each raises
+``ValueError`` (``TypeError`` for a wrong type) naming the argument; :func:`parse_stored` turns
+bad *stored* data into ``False``, bad arguments (``A``, ``eps``) reach the caller."""
 from __future__ import annotations
 
 import numbers
@@ -46,14 +33,9 @@ UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
 
 def gamma(k: int) -> float:
-    r"""Higham's :math:`\gamma_k = k u / (1 - k u)`: relative error bound of a k-term float64 sum.
-
-    For any summation order, :math:`|\mathrm{fl}(\sum_i x_i) - \sum_i x_i| \le \gamma_{k-1}
-    \sum_i |x_i|`, and an inner product of length ``k`` is within :math:`\gamma_k |x|^T|y|`
-    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eqs. (3.4)–(3.5)),
-    barring underflow. The returned float is rounded up by a relative ``1e-12`` so that its own
-    evaluation cannot make it too small.
-    """
+    r"""Higham's :math:`\gamma_k = k u / (1 - k u)`, rounded up by a relative ``1e-12``: for any order
+    a k-term sum is within :math:`\gamma_{k-1}\sum_i |x_i|` and a length-k inner product within
+    :math:`\gamma_k |x|^T|y|` (Higham, eqs. (3.4)–(3.5)), barring underflow."""
     ku = k * UNIT_ROUNDOFF
     if not ku < 0.5:
         raise ValueError(f"gamma({k}) is undefined: k u must stay below 1/2")
@@ -86,11 +68,8 @@ def _real_number(name: str, value) -> float:
 
 
 def finite_nonnegative(name: str, value) -> float:
-    """``float(value)`` if it is a real number, finite and ``>= 0``.
-
-    ``None``, booleans, complex numbers, strings and arrays are a ``TypeError``; NaN, infinities
-    and negative numbers a ``ValueError``; both name ``name``.
-    """
+    """``float(value)`` if a real number, finite and ``>= 0``: ``None``, bools, complex, strings and
+    arrays are a ``TypeError``, NaN, infinities and negatives a ``ValueError``, naming ``name``."""
     value = _real_number(name, value)
     if not (np.isfinite(value) and value >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
@@ -103,25 +82,9 @@ def eps_value(eps) -> float:
 
 
 def real_array(name: str, X, ndim: int | None = None, finite: bool = True) -> np.ndarray:
-    """``X`` as a float64 array, refusing complex / non-numeric data and (by default) NaN or inf.
-
-    Parameters
-    ----------
-    name : str
-        Used in the messages.
-    X : array_like
-    ndim : int, optional
-        Required number of dimensions.
-    finite : bool
-        Refuse NaN and infinities (``True``) or only NaN (``False``).
-
-    Raises
-    ------
-    TypeError
-        Complex, boolean-free object or string data (complex data is never cast to real).
-    ValueError
-        Wrong dimension, NaN or (with ``finite``) infinite entries.
-    """
+    """``X`` as a float64 array (of ``ndim`` dimensions if given), refusing complex / non-numeric data
+    (``TypeError``, never cast) and NaN, and infinities unless ``finite=False`` (``ValueError``);
+    ``name`` is used in the messages."""
     arr = np.asarray(X)
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must be real; got complex data (dtype {arr.dtype}). "
@@ -139,11 +102,8 @@ def real_array(name: str, X, ndim: int | None = None, finite: bool = True) -> np
 
 
 def _exact_float64(name: str, arr: np.ndarray) -> np.ndarray:
-    """``arr`` as float64, refusing (``ValueError``) data the conversion would round.
-
-    Only 64-bit integers (entries beyond ``2**53``) and floats wider than float64
-    (``longdouble``) can round; every other real dtype converts exactly.
-    """
+    """``arr`` as float64, refusing (``ValueError``) what the conversion would round (64-bit integers
+    beyond ``2**53``, floats wider than float64)."""
     out = arr.astype(np.float64, copy=False)
     if arr.dtype.kind in "iu" and arr.dtype.itemsize >= 8:
         big = arr[np.abs(out) >= 2.0**53]
@@ -165,12 +125,9 @@ def real_matrix(name: str, A) -> np.ndarray:
 
 
 def index_array(name: str, idx, size: int, unique: bool = True) -> np.ndarray:
-    """Stored indices into an axis of length ``size`` as an int64 vector.
-
-    Refused (``ValueError``): boolean or non-integer dtype (``[0.0, 1.0]`` included), more than
-    one dimension, negative indices (no wrap-around), indices ``>= size`` and, with ``unique``,
-    repeats. An empty sequence gives an empty vector.
-    """
+    """Stored indices into an axis of length ``size`` as an int64 vector; refused (``ValueError``):
+    boolean or non-integer dtype (``[0.0, 1.0]`` included), more than one dimension, negatives (no
+    wrap-around), indices ``>= size`` and, with ``unique``, repeats."""
     arr = np.asarray(idx)
     if arr.size == 0:
         if arr.ndim > 1:
@@ -199,10 +156,8 @@ def count_value(name: str, value, minimum: int = 0) -> int:
 
 
 def log_weights(lw, m: int) -> np.ndarray:
-    """Key log-weights as a float64 vector of length ``m`` (entries ``< +inf``, not NaN).
-
-    ``-inf`` (a key of weight zero) is allowed. A 2-D array is refused, never flattened.
-    """
+    """Key log-weights as a float64 vector of length ``m``: ``-inf`` (weight zero) allowed, NaN and
+    ``+inf`` not, a 2-D array refused (never flattened)."""
     w = real_array("log_weights", lw, finite=False)
     if w.ndim != 1 or w.shape[0] != m:
         raise ValueError(f"log_weights must be 1-D of length m = {m} (one per key), got shape {w.shape}")
@@ -212,11 +167,8 @@ def log_weights(lw, m: int) -> np.ndarray:
 
 
 def parse_stored(parse, *args):
-    """``parse(*args)`` (a parser of a certificate's stored data), or ``None`` if it raises.
-
-    ``ValueError``, ``TypeError``, ``IndexError`` and ``OverflowError`` mean the stored data do
-    not describe a valid certificate: the verifier then answers ``False``, never ``True``.
-    """
+    """``parse(*args)``, or ``None`` when it raises ``ValueError``, ``TypeError``, ``IndexError`` or
+    ``OverflowError``: stored data that are no valid certificate make the verifier answer ``False``."""
     try:
         return parse(*args)
     except (ValueError, TypeError, IndexError, OverflowError):

@@ -1,28 +1,18 @@
 r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-sphere-upper`).
 
-For keys :math:`k_1..k_m` on :math:`S^{d-1}` let :math:`V` (shape (m, N)) be an orthonormal basis
-of the restrictions to the keys of all polynomials of degree :math:`\le L`. Their dimension is
-at most the harmonic count :math:`N(d, \le L)` (:func:`attnrank_lite.laws.spectra.harmonic_count`),
-with equality for generic keys when :math:`m \ge N(d,\le L)`. Then
+For keys on :math:`S^{d-1}` and ``V`` (m, N) an orthonormal basis of the restrictions to the keys
+of the polynomials of degree :math:`\le L` (dimension at most :math:`N(d, \le L)`,
+:func:`attnrank_lite.laws.spectra.harmonic_count`), :math:`B = (A V) V^\top` certifies
+:math:`\mathrm{rank}_\varepsilon(A) \le N(d,\le L)` once :math:`\max_i \sum_j |A - B|_{ij} \le
+\varepsilon`: no SVD of ``A``, a family nested in ``L``.
 
-.. math:: B = (A V) V^\top, \qquad \operatorname{rank} B \le N(d, \le L),
-
-is an upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le N(d,\le L)` as soon as
-:math:`\max_i \sum_j |A - B|_{ij} \le \varepsilon`. No SVD of ``A`` is needed: the factors come
-from the geometry, and the family is nested in ``L``.
-
-The basis is built by *Vandermonde with Arnoldi*: on the sphere :math:`x_0^2 = 1 - \sum_{k>0}
-x_k^2`, so the monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
-restrictions, and there are exactly :math:`N(d,\le L)` of them. Each new monomial
-:math:`x^a = x_k\,x^{a - e_k}` (``k`` the last variable of ``a``) is generated as ``x_k`` times the
-*orthonormalised* column of its parent, then orthogonalised (a Gram–Schmidt pass against the two
-previous degrees, which alone carry its projection in exact arithmetic: multiplication by
-:math:`x_k` is self-adjoint in the discrete inner product; then one pass against all previous
-degrees for what rounding left; a QR within the degree). This keeps the basis well conditioned where the
-raw monomial matrix is not. If a degree's block is numerically rank deficient (few or special
-keys), a pivoted QR keeps its independent columns only, and the following degrees use every
-product ``x_k * column``.
-"""
+The basis is built by Vandermonde with Arnoldi: on the sphere :math:`x_0^2 = 1 - \sum_{k>0} x_k^2`,
+so the :math:`N(d,\le L)` monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
+restrictions. Each :math:`x^a = x_k\,x^{a - e_k}` is ``x_k`` times its parent's orthonormalised
+column, orthogonalised against the two previous degrees (which alone carry its projection:
+multiplication by :math:`x_k` is self-adjoint), once more against all previous degrees, and by a
+QR within the degree. A numerically rank-deficient degree keeps its independent columns
+(pivoted QR), and the following degrees use every product ``x_k * column``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,27 +42,24 @@ def _last_var(a: tuple) -> int:
 
 
 class HarmonicBasis:
-    r"""Orthonormal basis of the polynomials of degree ``<= L`` restricted to keys on the sphere.
-
-    Grown lazily degree by degree; the columns are ordered by degree, so ``columns(L)`` for a
-    smaller ``L`` is a prefix (nested family). The basis does not depend on ``beta``: one
-    object serves a whole ``beta`` sweep on the same keys.
+    r"""Orthonormal basis of the polynomials of degree ``<= L`` restricted to keys on the sphere, grown
+    lazily degree by degree; columns ordered by degree (``columns(L)`` is a prefix), independent of
+    ``beta``.
 
     Parameters
     ----------
     K : array_like, shape (m, d)
-        Keys on the unit sphere :math:`S^{d-1}` (``| |k_j| - 1 | <= 1e-8``), ``d >= 2``.
+        Keys on :math:`S^{d-1}` (``| |k_j| - 1 | <= 1e-8``), ``d >= 2``.
     log_weights : array_like, shape (m,), optional
-        Key log-weights :math:`\log w_j`: the basis then spans :math:`w_j p(k_j)`, the space the
-        rows :math:`A_{ij} \propto w_j e^{\beta\langle q_i, k_j\rangle}` are approximated in.
+        The basis then spans :math:`w_j p(k_j)`, where the rows
+        :math:`A_{ij} \propto w_j e^{\beta\langle q_i, k_j\rangle}` live.
 
     Attributes
     ----------
     degree : int
         Highest degree built so far.
     deficient : bool
-        Whether some degree had fewer independent columns than :math:`N(d, \ell)`.
-    """
+        Whether some degree had fewer independent columns than :math:`N(d, \ell)`."""
 
     def __init__(self, K, log_weights=None):
         K = real_matrix("K", K)
@@ -219,15 +206,9 @@ class HarmonicBasis:
 
 @dataclass
 class HarmonicCertificate(SubspaceCertificate):
-    r"""A subspace certificate ``B = (A V_L) V_L^T`` whose ``V_L`` spans the polynomials of degree
-    ``<= L`` on the keys (:ref:`thm-sphere-upper`); checked like any subspace certificate.
-
-    Attributes
-    ----------
-    degree : int
-        ``L`` (for the reader, like ``source``; ``verify`` checks the factorisation, not how it
-        was built).
-    """
+    """A subspace certificate ``B = (A V_L) V_L^T``, ``V_L`` spanning the polynomials of degree
+    ``<= L`` on the keys (:ref:`thm-sphere-upper`); ``degree`` is ``L``, for the reader (``verify``
+    checks the factorisation only)."""
 
     degree: int = 0
 
@@ -238,13 +219,10 @@ def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
 
 def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
                     L_cap: int = 400):
-    r"""Harmonic certificates of the smallest degree found, one per eps (shared passes).
-
-    The degree is grown until the sample rows meet the smallest eps at some degree, then
+    """Harmonic certificates of the smallest degree found, one per eps (shared passes): the degree
+    grows until the sample rows meet the smallest eps, then
     :func:`~attnrank_lite.engine.nested.nested_family_search` certifies over the cuts
-    ``N(d, <= L)``. Returns a list of :class:`HarmonicCertificate`
-    (or ``None``) with ``source`` ``"harmonic degree L"`` and ``degree`` ``L``.
-    """
+    ``N(d, <= L)``; each a :class:`HarmonicCertificate` (source ``"harmonic degree L"``) or ``None``."""
     eps_list = [float(e) for e in eps_values]
     m = basis.m
     if source.m != m:
@@ -299,25 +277,9 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
 
 def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | None = None,
                          log_weights=None):
-    r"""Harmonic upper certificate for a stored ``A`` whose keys (columns) are the points ``K``.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    K : array_like, shape (m, d)
-        The keys, on the unit sphere.
-    eps : float
-    lo : int
-        A rank known to fail (``lower - 1``).
-    basis : HarmonicBasis, optional
-        Reuse a basis of the same keys.
-
-    Returns
-    -------
-    SubspaceCertificate or None
-        ``B = (A V)(V^T)`` with ``source = "harmonic degree L"``; ``None`` when no degree up to
-        the basis saturation meets ``eps``.
-    """
+    """Harmonic upper certificate for a stored ``A`` (n, m) whose keys are the points ``K`` (m, d) on
+    the unit sphere; ``lo`` a rank known to fail, ``basis`` a basis of the same keys to reuse.
+    ``None`` when no degree up to the basis saturation meets ``eps``."""
     A = real_matrix("A", A)
     basis = HarmonicBasis(K, log_weights) if basis is None else basis
     if basis.m != A.shape[1]:

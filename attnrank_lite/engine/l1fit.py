@@ -1,46 +1,26 @@
-r"""l1-fitted subspace certificates (the book's :ref:`prop-certificate-chain`, SPEC "Upper:
-l1-fitted subspace certificate").
+r"""l1-fitted subspace certificates (:ref:`prop-certificate-chain`; SPEC "Upper: l1-fitted
+subspace certificate").
 
-For a subspace of :math:`\mathbb{R}^m` with orthonormal basis :math:`V` (m x k), truncation takes
-the rows :math:`C = AV` (the l2 projection), but the error of a certificate is measured row by row
-in l1. The best coefficients for the same subspace are the l1 regressions
+For an orthonormal basis :math:`V` (m x k) the rows are fitted in l1,
+:math:`C_i = \operatorname*{arg\,min}_c \|A_i - c V^\top\|_1`, and :math:`B = C V^\top` (rank
+:math:`\le k`) is an ordinary :class:`~attnrank_lite.engine.certificates.SubspaceCertificate`;
+row by row the better of the fit and the projection :math:`AV` is kept. All rows are fitted at
+once, in row blocks, by ADMM on :math:`\min \|Z\|_1`, :math:`Z = A - CV^\top` (scaled dual
+:math:`U`, :math:`\rho_i = 1/\mathrm{mean}_j|Z_{ij}|`):
 
-.. math:: C_i = \operatorname*{arg\,min}_{c\in\mathbb{R}^k} \|A_i - c V^\top\|_1,
-
-and :math:`B = C V^\top` has rank :math:`\le k`: an ordinary factorisation, checked by
-:class:`~attnrank_lite.engine.certificates.SubspaceCertificate` like any other. Since the
-projected rows are feasible points of these problems, the fitted error never exceeds the
-projected one (row by row, the better of the two is kept).
-
-All rows are fitted at once by ADMM on :math:`\min \|Z\|_1` subject to :math:`Z = A - CV^\top`
-(scaled dual :math:`U`, penalty :math:`\rho_i = 1/\mathrm{mean}_j|Z_{ij}|` per row):
-
-.. math:: C \leftarrow (A - Z + U)V,\quad R \leftarrow A - CV^\top,\quad W \leftarrow R + U,\quad
+.. math:: C \leftarrow (A - Z + U)V,\quad W \leftarrow A - CV^\top + U,\quad
           Z \leftarrow \operatorname{sign}(W)\max(|W| - 1/\rho, 0),\quad U \leftarrow W - Z.
 
-Each step costs two products with :math:`V`, like one verification. The rows are independent
-problems, so the fit runs in row blocks (memory :math:`O(\text{block}\cdot m)`) and can be fed
-row blocks rebuilt on demand (``A`` never stored).
+**Dual bound.** For :math:`|y_j| \le 1`, :math:`\|a - cV^\top\|_1 \ge \langle a, y\rangle -
+\langle c, V^\top y\rangle`; with :math:`y` the iterate's :math:`\rho U`, projected off :math:`V`
+and rescaled into the cube, and :math:`\|c^*\|_2 \le \|a\|_2 + \|a\|_1`,
+:math:`\min_c \|a - cV^\top\|_1 \ge \langle a, y\rangle - (\|a\|_2 + \|a\|_1)\|V^\top y\|_2`. It
+steers and stops the iteration (duality gap below ``gap``; a rank rejected once a row provably
+cannot reach eps); it certifies nothing.
 
-**Dual bound.** For every :math:`y` with :math:`|y_j| \le 1`,
-:math:`\|a - cV^\top\|_1 \ge \langle a, y\rangle - \langle c, V^\top y\rangle`. The iteration's
-:math:`\rho U` has entries in :math:`[-1, 1]` and is orthogonal to :math:`V` at a fixed point;
-after projecting out :math:`V` and rescaling into the cube, with the minimiser's
-:math:`\|c^*\|_2 \le \|a\|_2 + \|a\|_1` (V orthonormal, :math:`\|a - c^*V^\top\|_1 \le \|a\|_1`),
-
-.. math:: \min_c \|a - cV^\top\|_1 \ge \langle a, y\rangle - (\|a\|_2 + \|a\|_1)\,\|V^\top y\|_2 ,
-
-a lower bound on the best l1 fit in the subspace (up to the rounding of these few sums; it
-steers the search and stops the iteration, it certifies nothing). It stops a row once the
-duality gap is below ``gap`` relative, and, in a search, rejects a rank once one row provably
-cannot reach ``eps``.
-
-**Monotone family.** For nested subspaces :math:`V_k = V[:, :k]` the best l1 fit is
-non-increasing in k (each subspace contains the previous one), unlike the projected error of
-nested truncations; bisection over k is therefore sound for the exact optimum. The iteration is
-inexact: a rank where it neither reaches ``eps`` nor proves failure counts as failed, so the
-search returns a valid certificate that is not always the smallest k of the exact family.
-"""
+**Monotone family.** For nested :math:`V_k` the best l1 fit is non-increasing in k, so bisection
+over k is sound for the exact optimum; a rank where the inexact iteration decides nothing counts
+as failed, so the search returns a valid certificate, not always the smallest k."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,24 +47,18 @@ class L1Fit:
     Attributes
     ----------
     C : ndarray, shape (n, k)
-        Coefficients: ``B = C @ V.T``. On each row the better of the ADMM iterate and the
-        projection ``A V``.
-    errors : ndarray, shape (n,)
-        :math:`\sum_j |A - CV^\top|_{ij}`, recomputed from ``C`` and ``V`` after the fit.
-    rounding : ndarray, shape (n,)
-        Proven bounds on the rounding error of ``errors``
-        (:func:`~attnrank_lite.engine.norms.row_l1_blockwise`): the exact row error of the stored
-        ``C`` and ``V`` is at most ``errors + rounding``.
+        ``B = C @ V.T``; per row the better of the ADMM iterate and the projection ``A V``.
+    errors, rounding : ndarray, shape (n,)
+        :math:`\sum_j |A - CV^\top|_{ij}` recomputed, and a proven bound on its rounding error.
     projected : ndarray, shape (n,)
-        The same for the projection ``C = A V``.
+        The errors of the projection ``C = A V``.
     lower : ndarray, shape (n,)
-        Dual lower bounds on each row's best l1 fit in the subspace (0 where never computed).
+        Dual lower bounds on each row's best l1 fit (0 where never computed).
     status : str
-        ``"ok"`` (every row within ``target``, or no target), ``"fail"`` (some row's dual bound
-        exceeds ``target``: no coefficients in this subspace meet it) or ``"unknown"``.
+        ``"ok"`` (every row within ``target``, or no target), ``"fail"`` (a dual bound exceeds it)
+        or ``"unknown"``.
     steps : int
-        Largest number of iterations spent on a row.
-    """
+        Most iterations spent on a row."""
 
     C: np.ndarray
     errors: np.ndarray
@@ -126,11 +100,8 @@ def _dual_bound(Ab, Ub, rho, V):
 
 
 def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
-    """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps).
-
-    Overflow on extreme data (entries near the float range) gives non-finite iterates; they
-    are never kept (``e < best`` is false for NaN) and non-finite dual bounds count as none.
-    """
+    """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps). Non-finite
+    iterates (data near the float range) are never kept, non-finite dual bounds count as none."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         return _admm(Ab, V, steps, gap, target, stop_on_fail)
 
@@ -191,17 +162,8 @@ def _status(best, lower, target) -> str:
 
 def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
                 stop_on_fail: bool = False, block: int = 512) -> L1Fit:
-    r""":func:`l1_fit` on row blocks ``rows(idx)`` of a matrix that need not be stored.
-
-    Parameters
-    ----------
-    rows : callable
-        ``rows(idx)`` returns ``A[idx]`` (shape (len(idx), m)) for an index array ``idx``.
-    n : int
-        Number of rows.
-    V, steps, gap, target, stop_on_fail, block
-        See :func:`l1_fit`.
-    """
+    """:func:`l1_fit` on the row blocks ``rows(idx)`` (``A[idx]``) of an ``n``-row matrix that need not
+    be stored; the other parameters as in :func:`l1_fit`."""
     V = _orthonormal(V)
     m, k = V.shape
     C = np.zeros((n, k))
@@ -229,32 +191,22 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
 
 def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
            stop_on_fail: bool = False, block: int = 512) -> L1Fit:
-    r"""Fit every row of ``A`` in l1 within the span of the orthonormal columns of ``V``.
-
-    Runs the ADMM iteration of the module docstring on all rows (in row blocks), keeps on each
-    row the better of the iterate and the projection :math:`AV`, and recomputes the row errors
-    of the result.
+    """Every row of ``A`` (n, m) fitted in l1 within the span of ``V`` (m, k), orthonormal columns
+    (``ValueError`` if ``max |V^T V - I| > 1e-6``), by the module's ADMM in blocks of ``block`` rows.
 
     Parameters
     ----------
-    A : array_like, shape (n, m)
-    V : array_like, shape (m, k)
-        Orthonormal columns (``ValueError`` if ``max |V^T V - I| > 1e-6``).
     steps : int
         Most iterations per row (300 reach the per-row LP optimum to about three digits).
     gap : float or None
-        A row stops once its error is within ``gap`` (relative) of its dual lower bound.
+        A row stops once within ``gap`` (relative) of its dual lower bound.
     target : float, optional
-        A row stops once its error is ``<= target``; ``status`` says whether all rows got there.
-    stop_on_fail : bool
-        With ``target``: stop as soon as some row's dual bound exceeds ``target``.
-    block : int
-        Rows per block (memory :math:`O(\text{block}\cdot m)`).
+        A row stops once its error is ``<= target``; with ``stop_on_fail`` the fit stops once some
+        row's dual bound exceeds it.
 
     Returns
     -------
     L1Fit
-        ``L1Fit.C`` gives ``B = C @ V.T`` with max row error ``L1Fit.max_error``.
 
     Examples
     --------
@@ -262,8 +214,7 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
     >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]) / np.array([[1], [1], [2]])
     >>> fit = l1_fit(A, np.array([[1.0], [0.0]]))
     >>> fit.max_error, fit.max_projected
-    (1.0, 1.0)
-    """
+    (1.0, 1.0)"""
     A = real_matrix("A", A)
     return l1_fit_rows(lambda idx: A[idx[0]:idx[-1] + 1], A.shape[0], V, steps=steps, gap=gap,
                        target=target, stop_on_fail=stop_on_fail, block=block)
@@ -271,43 +222,15 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
 
 def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None = None,
                      steps: int = 300, sample: int = SAMPLE_ROWS, block: int = 512, source=""):
-    r"""Smallest k whose l1-fitted rows in ``V[:, :k]`` meet ``eps``, as a certificate.
+    """Smallest k in ``(lo, hi]`` (``hi`` default ``l``) whose l1-fitted rows in ``V[:, :k]`` meet
+    ``eps``, as a certificate ``B = C V_k^T`` (``None`` if none was accepted).
 
-    Bisection over ``k`` in ``(lo, hi]``, first on a row sample (evenly spaced rows): a sample
-    row whose dual bound exceeds ``eps`` proves that ``k`` fails for all of ``A`` (and, the exact
-    family being monotone, every smaller k). The smallest k the sample accepts is then fitted
-    on all rows; if some row misses ``eps``, its worst rows join the sample and the search
-    continues above. Ranks where the iteration decides nothing count as failed.
-
-    Parameters
-    ----------
-    rows : callable
-        ``rows(idx)`` returns ``A[idx]``.
-    n : int
-    V : ndarray, shape (m, l)
-        Orthonormal columns of a nested family (SVD right vectors, harmonic basis, ...).
-    eps : float
-    lo : int
-        A rank known to fail (e.g. ``lower - 1``).
-    hi : int, optional
-        Largest rank tried (default ``l``); e.g. the rank the projected family certifies.
-    steps, block
-        See :func:`l1_fit`.
-    sample : int
-        Rows of the first sample.
-    source : str or callable
-        The family's name (``name(k)`` for the span of the first ``k`` columns, when it depends
-        on ``k``); the certificate's ``source`` is ``"l1 fit in <name>"``.
-
-    Returns
-    -------
-    SubspaceCertificate or None
-        ``B = C V_k^T`` (``source = "l1 fit in <source>"``); ``None`` if no ``k <= hi`` was
-        accepted on all rows. A rank is accepted only when every row's computed error plus twice
-        its proven rounding bound is ``<= eps``, the condition under which
-        :meth:`SubspaceCertificate.verify` accepts a row without exact arithmetic (so a streamed
-        ``A`` needs no second pass to be sure).
-    """
+    Bisection over k on a sample of ``sample`` rows (a sample row whose dual bound exceeds eps
+    refutes k); the smallest k the sample accepts is fitted on all rows ``rows(idx)`` (``n`` rows,
+    ``V`` (m, l) orthonormal and nested), and on failure its worst rows join the sample and the
+    search continues above. A rank is accepted only when every row's error plus twice its proven
+    rounding bound is ``<= eps`` (what ``verify`` accepts without exact arithmetic). ``source`` (or
+    ``source(k)``) names the family: the certificate's source is ``"l1 fit in <name>"``."""
     V = _orthonormal(V)
     eps = eps_value(eps)
     target = search_target(eps)
@@ -347,32 +270,9 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
 
 def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: int = 300,
                block: int = 512):
-    r"""The smallest l1-fitted certificate of rank ``<= hi`` over several nested families.
-
-    For each ``(V, source)`` in ``bases`` (orthonormal columns, nested; bases that are not
-    orthonormal are skipped) :func:`l1_family_search` looks below the best rank found so far.
-
-    Parameters
-    ----------
-    rows : callable
-        ``rows(idx)`` returns ``A[idx]``.
-    n : int
-    eps : float
-    bases : iterable of (ndarray, str or callable)
-        E.g. the SVD right vectors and the harmonic basis, with a name for ``source``: a string,
-        or ``name(k)`` naming the span of the first ``k`` columns (the certificate is built
-        with its final ``source``).
-    lo : int
-        A rank known to fail (``lower - 1``).
-    hi : int
-        Largest rank of interest (``upper - 1`` for the current upper end ``upper``).
-
-    Returns
-    -------
-    SubspaceCertificate or None
-        Accepted with proven rounding margins (see :func:`l1_family_search`); ``None`` when no
-        family certifies a rank ``<= hi``.
-    """
+    """The smallest l1-fitted certificate of rank in ``(lo, hi]`` over the nested families ``bases``
+    (``(V, source)`` pairs; non-orthonormal ones skipped), each searched by
+    :func:`l1_family_search` below the best rank so far; ``None`` when none certifies."""
     best = None
     for V, source in bases:
         try:
@@ -391,28 +291,14 @@ def l1_improve(rows, n: int, eps: float, bases, *, lo: int = 0, hi: int, steps: 
 
 def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int = 300,
                    source: str = "dense SVD"):
-    r"""Best of the projected and the l1-fitted certificates over one nested family of ``A``.
-
-    The family is ``V`` (orthonormal columns, nested) or the top right-singular vectors of
-    ``A`` (from ``svd = (U, S, Vt)`` or a dense SVD). The projected family's certificate
-    (:func:`~attnrank_lite.engine.upper.nested_family_search`) bounds the l1 search from above.
-
-    Parameters
-    ----------
-    A : array_like, shape (n, m)
-    eps : float
-    svd : tuple, optional
-    V : ndarray, shape (m, l), optional
-    lo : int
-        A rank known to fail.
-    steps : int
-        See :func:`l1_fit`.
+    """Best of the projected and the l1-fitted certificates over one nested family of ``A`` (shape
+    (n, m)): ``V`` (orthonormal, nested) or the top right-singular vectors (from ``svd`` or a dense
+    SVD). The projected certificate bounds the l1 search from above; ``lo`` is a rank known to fail.
 
     Returns
     -------
     SubspaceCertificate
-        Verified on ``A``; the l1-fitted one when it certifies a smaller rank.
-    """
+        Verified on ``A``; the l1-fitted one when it certifies a smaller rank."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     if V is None:

@@ -10,24 +10,15 @@ from .certificates import (
     frobenius_budget,
     frobenius_tail_bounds,
 )
-from .checks import (
-    eps_value,
-    gamma,
-    index_array,
-    real_matrix,
-)
+from .checks import eps_value, gamma, index_array, real_matrix
 from .norms import row_l1_blockwise
 
 __all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
 
 
 def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64) -> np.ndarray:
-    """Smallest number of a row's largest entries whose sum exceeds its threshold (m + 1 if none).
-
-    Each row block first looks at its ``top`` largest entries only (a partition, O(m) per row);
-    rows whose threshold is not reached there fall back to a full sort. The values summed, and
-    their order, are those of the full descending sort, so the result is the same.
-    """
+    """Fewest of a row's largest entries whose sum exceeds its threshold (m + 1 if none); the ``top``
+    largest first (a partition), a full sort only when needed, same values summed in the same order."""
     n, m = A.shape
     core = np.full(n, m + 1, dtype=np.int64)
     t = min(m, top)
@@ -52,11 +43,8 @@ def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64
 
 
 def _largest_free_group(a: np.ndarray, used: np.ndarray, thr: float, top: int = 64):
-    """Indices of the fewest largest entries of ``a`` outside ``used`` whose sum exceeds ``thr``.
-
-    Returns ``None`` when even all free entries do not exceed ``thr``. Looks at the ``top``
-    largest free entries first (O(m)), sorting the whole free part only when needed.
-    """
+    """Indices of the fewest largest entries of ``a`` outside ``used`` whose sum exceeds ``thr``
+    (``None`` if all free entries do not); the ``top`` largest free ones first."""
     free = np.flatnonzero(~used)
     if free.size == 0:
         return None
@@ -78,27 +66,13 @@ def _largest_free_group(a: np.ndarray, used: np.ndarray, thr: float, top: int = 
 
 
 def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCertificate:
-    r"""Greedy cluster-mass certificate (:ref:`prop-cluster-mass`) for a non-negative matrix.
+    r"""Greedy cluster-mass certificate (:ref:`prop-cluster-mass`) for a non-negative ``A`` (n, m).
 
-    A row of (non-negative) mass :math:`s_i` that puts more than :math:`(s_i+\varepsilon)/2`
-    on a private key group satisfies the cluster-mass condition whatever the other groups are.
-    Rows are visited by increasing core size (the fewest largest entries exceeding the
-    threshold). A first pass accepts rows whose core is still entirely unused; a second pass
-    lets every other row build a group from its largest still-unused keys.
-    Cost :math:`O(nm\log m)` time, :math:`O(\text{block}\cdot m)` extra memory.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-        Non-negative (e.g. attention) matrix.
-    eps : float
-        Target error, ``0 <= eps``; for ``eps >= 1`` the certificate is empty.
-
-    Returns
-    -------
-    ClusterMassCertificate
-        Verified on ``A`` (rows failing the exact check are dropped).
-    """
+    A row of mass :math:`s_i` putting more than :math:`(s_i+\varepsilon)/2` on a private key group
+    meets the condition whatever the other groups are. Rows by increasing core size: a first pass
+    accepts rows whose core is unused, a second builds groups from the largest unused keys. Cost
+    :math:`O(nm\log m)`. Returns a :class:`ClusterMassCertificate` verified on ``A`` (empty for
+    ``eps >= 1``)."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     n, m = A.shape
@@ -150,26 +124,11 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
 
 def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None,
                                tails=None) -> FrobeniusTailCertificate:
-    r"""Frobenius-tail certificate (:ref:`prop-frobenius-tail`) for ``S = A[rows][:, cols]``.
-
-    .. math:: \mathrm{rank}_\varepsilon(A) \ge \min\{k : \textstyle\sum_{l>k}\sigma_l(S)^2 \le |S|\varepsilon^2\}
-
-    The tails are the proven lower bounds of
-    :func:`attnrank_lite.engine.certificates.frobenius_tail_bounds` (the same computation ``verify``
-    runs), so the claimed rank verifies.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    svd : tuple ``(U, s, Vt)``, optional
-        Thin SVD of the submatrix if already computed (e.g. the dense SVD of ``A``). Never pass
-        a randomized (Ritz) approximation: it would be checked, but would certify little.
-    rows, cols : array_like of int, optional
-        Submatrix (``None`` = all), distinct indices.
-    tails : ndarray, optional
-        ``frobenius_tail_bounds(S, svd)`` if already computed (several ``eps``, one submatrix).
-    """
+    r"""Frobenius-tail certificate (:ref:`prop-frobenius-tail`) for ``S = A[rows][:, cols]`` (``None``:
+    all): the least ``k`` whose proven tail bound
+    (:func:`~attnrank_lite.engine.certificates.frobenius_tail_bounds`, the computation ``verify``
+    runs) is within :math:`|S|\varepsilon^2`. ``svd``: a thin SVD of ``S`` already computed (never a
+    randomized one: checked, but certifying little); ``tails``: the bounds already computed."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     rows = None if rows is None else index_array("rows", rows, A.shape[0])

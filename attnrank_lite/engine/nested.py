@@ -1,26 +1,22 @@
 r"""The one nested-family search: the smallest member of a nested family that meets eps.
 
-A nested family is :math:`B_k = (A V_k) V_k^\top`, with :math:`V_k` the first ``k`` columns of
-an ``m x K`` matrix ``V`` (top right-singular vectors from a dense SVD or the range finder, or a
-harmonic basis ordered by degree), for ``k`` in a list of allowed *cuts*. It serves every upper
-family of the engine (:mod:`attnrank_lite.engine.upper`, :mod:`attnrank_lite.engine.harmonic`)
-on stored and streamed matrices alike (a :class:`~attnrank_lite.engine.row_source.RowSource`).
+The family is :math:`B_k = (A V_k) V_k^\top`, :math:`V_k` the first ``k`` columns of ``V`` (m, K)
+(SVD or range-finder vectors, a harmonic basis by degree), for ``k`` in a list of *cuts*; it
+serves every upper family on stored and streamed matrices (a
+:class:`~attnrank_lite.engine.row_source.RowSource`).
 
-**Search.** The row-l1 errors of every cut on a *sample* of rows (evenly spaced, plus rows found
-failing later) are computed incrementally, :math:`E_{k'} = E_k - (AV)_{:,k:k'}V_{k:k'}^\top`. The
-error of :math:`B_k` is a maximum over rows, so a cut failing on the sample fails on ``A``: the
-first cut passing on the sample is the smallest that can pass. One pass over all row blocks
-then computes ``L = A V`` and the errors of that candidate and of the top cut, each with the
-proven rounding margin :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`
-(rounded upward), so a member accepted here verifies. A failing candidate adds its worst rows
-to the sample and the search repeats. When the rounds run out, bisection between a failing and
-a passing cut finishes the job.
+**Search.** Every cut's row-l1 error on a sample of rows is computed incrementally,
+:math:`E_{k'} = E_k - (AV)_{:,k:k'}V_{k:k'}^\top`; a cut failing on the sample fails on ``A``, so
+the first cut passing there is the smallest that can pass. One pass over ``A`` then computes
+``L = A V`` and that candidate's errors with the proven margin
+:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`, so an accepted member
+verifies. A failing candidate adds its worst rows to the sample; when the rounds run out,
+bisection between a failing and a passing cut (the top one) finishes.
 
-**Caveat** (the book, chapter 1, :ref:`Certificates <sec-bracket-certificates>`). The row-l1 error of nested
-projections is not monotone in ``k``: the sample phase returns the least member that meets eps,
-but the bisection fallback keeps the invariant ``err(hi) <= eps < err(lo)`` and so returns a
-*valid* member, not always the least.
-"""
+**Caveat** (chapter 1, :ref:`Certificates <sec-bracket-certificates>`). The row-l1 error of nested
+projections is not monotone in ``k``: the sample phase returns the least member meeting eps, the
+bisection keeps ``err(hi) <= eps < err(lo)`` and returns a valid member whose next smaller cut
+fails, not always the least."""
 from __future__ import annotations
 
 import numpy as np
@@ -49,15 +45,10 @@ class _Family:
         self._abs_R_rows = None  # (|V^T| 1)_k: row sums of |R| for R = V^T, rounded upward
 
     def sample_errors(self, rows: np.ndarray, wanted=None) -> list[float]:
-        """Largest row error of the cuts on the sample ``rows`` (computed, no margin).
-
-        With few cuts, every cut's error. With many (``> 2 * CHUNK``, e.g. every ``k`` of an SVD
-        family), the residual is updated ``CHUNK`` columns at a time and errors are computed at
-        the chunk ends; for each ``(target, floor)`` in ``wanted`` the chunk holding the first
-        passing end at or after ``floor`` is refined cut by cut. Cuts left unevaluated get
-        ``inf`` (they are skipped as candidates: the search stays valid, and the first passing
-        cut is still found unless the errors are not monotone inside an earlier chunk).
-        """
+        """Largest row error of each cut on the sample ``rows`` (computed, no margin). With more than
+        ``2 * CHUNK`` cuts, errors are first computed at every ``CHUNK``-th cut and, per ``(target,
+        floor)`` in ``wanted``, the chunk holding the first passing end at or after ``floor`` is refined;
+        the other cuts get ``inf`` (skipped as candidates: the search stays valid)."""
         cuts, V = self.cuts, self.V
         A_s = self.source.rows(rows)
         left = A_s @ V[:, : cuts[-1]]
@@ -129,35 +120,26 @@ class _Family:
 
 def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, lo: int = 0,
                          sample: int = SAMPLE_ROWS, max_rounds: int = MAX_ROUNDS, sample_errors=None):
-    r"""Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps.
+    """Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps.
 
     Parameters
     ----------
     source : RowSource
         ``A``, stored or streamed.
     V : ndarray, shape (m, K)
-        Nested basis; member ``k`` uses its first ``k`` columns.
     cuts : sequence of int
-        Allowed ranks, increasing, the last ``<= K`` (e.g. every ``k``, or the harmonic counts
-        of each degree).
+        Allowed ranks, increasing, the last ``<= K``; those ``<= lo`` (a rank known to fail) skipped.
     eps_values : sequence of float
-    lo : int
-        A rank known to fail (``lower - 1`` from a certified lower bound): cuts ``<= lo`` are
-        skipped.
-    sample : int
-        Rows of the first sample.
-    max_rounds : int
-        Sample rounds before the bisection fallback.
+    sample, max_rounds : int
+        Rows of the first sample; sample rounds before the bisection fallback.
     sample_errors : dict, optional
-        ``{cut: max row error on the default sample}`` already computed by the caller (the
-        first sample phase is then skipped).
+        ``{cut: max row error on the default sample}`` already computed (first phase skipped).
 
     Returns
     -------
     list of (k, L) or None, one per eps
-        ``k`` the rank of the member found (a cut) and ``L = A V_k`` of shape (n, k), whose
-        every row error plus margin is ``<= eps``; ``None`` when even the last cut fails.
-    """
+        ``k`` a cut and ``L = A V_k`` (n, k), every row error plus margin ``<= eps``; ``None``
+        when even the last cut fails."""
     cuts = [int(c) for c in cuts if c > lo]
     eps_list = [float(e) for e in eps_values]
     if not cuts:

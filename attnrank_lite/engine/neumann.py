@@ -1,22 +1,12 @@
 r"""Neumann (inverse-norm) lower certificates (the book's :ref:`prop-neumann-lower`).
 
-Rows :math:`S = (i_1..i_p)` and pairwise disjoint key groups :math:`G_1..G_p` define the
-aggregation :math:`G \in \{0,1\}^{m\times p}` (:math:`G_{jb} = 1` iff :math:`j \in G_b`), with
-:math:`\|G\|_{\infty\to\infty} \le 1`, and the :math:`p\times p` matrix :math:`M = A_S G`,
-:math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`. If
-
-.. math:: \|M^{-1}\|_{\infty\to\infty}\,\varepsilon < 1
-
-then :math:`\mathrm{rank}_\varepsilon(A) \ge p`: for any ``B`` with :math:`\|A - B\| \le
-\varepsilon`, :math:`\|(A - B)_S G\| \le \varepsilon`, so :math:`B_S G = M(I - M^{-1}(A-B)_S G)` is
-invertible (Neumann series) and :math:`\operatorname{rank} B \ge p`. The cluster-mass condition
-:math:`\|I - M\| < 1 - \varepsilon` is the special case: it gives
-:math:`\|M^{-1}\| \le 1/(1 - \|I - M\|) < 1/\varepsilon`.
-
-Verification is rigorous: with an approximate inverse ``X`` of the computed ``M``,
-:math:`\|M^{-1}\| \le \|X\| / (1 - \delta)` whenever :math:`\|I - XM\| \le \delta < 1`, and
-:math:`\delta` bounds the computed residual plus every rounding (Higham's :math:`\gamma_k`).
-"""
+With rows :math:`S`, disjoint key groups and :math:`M = A_S G` as in
+:class:`~attnrank_lite.engine.certificates.GroupedLowerCertificate`: if
+:math:`\|M^{-1}\|_{\infty\to\infty}\,\varepsilon < 1` then :math:`\mathrm{rank}_\varepsilon(A) \ge
+p` (for :math:`\|A - B\| \le \varepsilon`, :math:`B_S G = M(I - M^{-1}(A-B)_S G)` is invertible).
+Cluster-mass is the special case :math:`\|I - M\| < 1 - \varepsilon`. Verification bounds
+:math:`\|M^{-1}\| \le \|X\| / (1 - \delta)` for an approximate inverse ``X``, :math:`\delta` the
+computed residual :math:`\|I - XM\|` plus every rounding (:func:`inverse_norm_bound`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,31 +15,20 @@ from typing import ClassVar
 import numpy as np
 
 from .certificates import GroupedLowerCertificate
-from .checks import (
-    eps_value,
-    gamma,
-    parse_stored,
-    real_matrix,
-)
+from .checks import eps_value, gamma, parse_stored, real_matrix
 
 __all__ = ["NeumannCertificate", "neumann_lower_bound", "neumann_search", "inverse_norm_bound",
            "farthest_point_order", "attention_farthest_order"]
 
 
 def inverse_norm_bound(M: np.ndarray, row_mass: np.ndarray, m: int) -> float:
-    r"""Rigorous upper bound on :math:`\|M_\mathrm{exact}^{-1}\|_{\infty\to\infty}` (``inf`` if none).
+    r"""Proven upper bound on :math:`\|M_\mathrm{exact}^{-1}\|_{\infty\to\infty}` (``inf`` if none).
 
-    ``M`` is the computed aggregate; the exact one (sums of the stored entries of ``A``) differs
-    by :math:`\|\Delta M\|_\infty \le \gamma_m \max_a s_a`, with ``row_mass`` :math:`s_a =
-    \sum_j |A_{i_a j}|` (any summation order, disjoint groups). With ``X = inv(M)``:
-
-    .. math:: \|I - X M_\mathrm{exact}\| \le \|\mathrm{fl}(I - XM)\| + \gamma_{p+1}\,\|I + |X||M|\|
-              + \|X\|\,\|\Delta M\| =: \delta,
-
-    and :math:`\|M_\mathrm{exact}^{-1}\| \le \|X\|/(1-\delta)` when :math:`\delta < 1`. Every norm of a
-    non-negative matrix is rounded up by the factor :math:`1 + 2\gamma_{p+2}`, which covers the
-    rounding of its own row sums.
-    """
+    The exact aggregate differs from the computed ``M`` by :math:`\|\Delta M\| \le \gamma_m \max_a
+    s_a` (``row_mass`` :math:`s_a`); with ``X = inv(M)``, :math:`\|I - X M_\mathrm{exact}\| \le
+    \|\mathrm{fl}(I - XM)\| + \gamma_{p+1}\|I + |X||M|\| + \|X\|\|\Delta M\| =: \delta` and
+    :math:`\|M_\mathrm{exact}^{-1}\| \le \|X\|/(1-\delta)` for :math:`\delta < 1`; every norm of a
+    non-negative matrix is rounded up by :math:`1 + 2\gamma_{p+2}`."""
     p = M.shape[0]
     if p == 0:
         return 0.0
@@ -94,17 +73,8 @@ def _aggregate(rows_of, S: np.ndarray, labels: np.ndarray, p: int, block: int = 
 
 @dataclass
 class NeumannCertificate(GroupedLowerCertificate):
-    r"""Neumann lower certificate: ``rank_eps(A) >= len(rows)`` when :math:`\|M^{-1}\|\varepsilon < 1`.
-
-    Stored like every :class:`~attnrank_lite.engine.certificates.GroupedLowerCertificate` (rows
-    and pairwise disjoint key groups, here also non-empty); its condition is the inverse-norm
-    bound of the module docstring, checked with the rigorous margin of :func:`inverse_norm_bound`.
-
-    Attributes
-    ----------
-    rows : list of int, length p
-    groups : list of list of int, length p
-    """
+    r"""Neumann lower certificate: ``rank_eps(A) >= len(rows)`` when :math:`\|M^{-1}\|\varepsilon < 1`
+    (stored as rows and non-empty disjoint key groups; margin of :func:`inverse_norm_bound`)."""
 
     kind: str = "neumann"
     nonempty_groups: ClassVar[bool] = True
@@ -157,11 +127,8 @@ def farthest_point_order(P, count: int, start: int = 0) -> np.ndarray:
 
 
 def attention_farthest_order(rows_of, n: int, count: int, start: int = 0) -> np.ndarray:
-    r"""Farthest-point ordering for a square attention matrix without points.
-
-    The next row is the token least attended by every chosen row:
-    :math:`\arg\min_i \max_{a} A_{i_a i}` (row and column ``i`` are the same token).
-    """
+    r"""Farthest-point ordering of a square attention matrix without points: next the token least
+    attended by every chosen row, :math:`\arg\min_i \max_{a} A_{i_a i}`."""
     count = min(int(count), n)
     order = np.empty(count, dtype=np.int64)
     cover = np.full(n, -np.inf)
@@ -206,15 +173,9 @@ def _try(rows_of, S: np.ndarray, m: int, eps: float):
 
 
 def neumann_search(rows_of, n: int, m: int, eps: float, order: np.ndarray, lo: int = 0):
-    r"""Largest ``p`` found (doubling, then bisection) whose first ``p`` centres of ``order`` with
-    Voronoi key groups give a Neumann certificate. Bisection keeps a verified certificate, not
-    always the largest ``p`` (the condition is not monotone in ``p``).
-
-    Returns
-    -------
-    NeumannCertificate
-        Possibly empty (rank 0).
-    """
+    """Largest ``p`` found (doubling, then bisection) whose first ``p`` centres of ``order`` with Voronoi
+    key groups give a :class:`NeumannCertificate` (possibly rank 0); bisection keeps a verified one,
+    not always the largest (the condition is not monotone in ``p``)."""
     best = NeumannCertificate()
     if eps >= 1 or n == 0 or m == 0 or order.size == 0:
         return best
@@ -246,23 +207,9 @@ def neumann_search(rows_of, n: int, m: int, eps: float, order: np.ndarray, lo: i
 
 
 def neumann_lower_bound(A, eps: float, points=None, max_rows: int | None = None) -> NeumannCertificate:
-    r"""Neumann certificate for a stored matrix: farthest-point centres and Voronoi key groups.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    points : array_like, shape (n, d), optional
-        The queries (rows) as points: centres are their farthest-point ordering. Without points
-        a square ``A`` uses :func:`attention_farthest_order`; a non-square one gets rank 0.
-    max_rows : int, optional
-        Largest ``p`` tried (default ``min(n, m)``).
-
-    Returns
-    -------
-    NeumannCertificate
-        Verified on ``A`` (rank 0 if nothing was found).
-    """
+    """Neumann certificate for a stored ``A`` (n, m), verified (rank 0 if none): farthest-point centres
+    of the query ``points`` (else :func:`attention_farthest_order` for a square ``A``; rank 0 for a
+    non-square one) with Voronoi key groups, ``p`` up to ``max_rows`` (default ``min(n, m)``)."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     n, m = A.shape

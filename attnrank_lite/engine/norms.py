@@ -9,20 +9,8 @@ __all__ = ["bounded_output_error", "row_l1", "row_l1_blockwise", "worst_case_val
 
 
 def row_l1(E) -> float:
-    r"""Max-row-l1 norm :math:`\|E\| = \max_i \sum_j |E_{ij}|` (:ref:`def-rank-eps`).
-
-    This is the operator norm of :math:`E` from :math:`\ell_\infty` to :math:`\ell_\infty`.
-
-    Parameters
-    ----------
-    E : array_like, shape (n, m)
-        Real (complex data is a ``TypeError``).
-
-    Returns
-    -------
-    float
-        ``0.0`` for an empty matrix.
-    """
+    r"""Max-row-l1 norm :math:`\|E\| = \max_i \sum_j |E_{ij}|` (:ref:`def-rank-eps`), the
+    :math:`\ell_\infty \to \ell_\infty` operator norm, of a real ``E`` (n, m); ``0.0`` when empty."""
     E = real_array("E", E, ndim=2, finite=False)
     if E.size == 0:
         return 0.0
@@ -31,10 +19,8 @@ def row_l1(E) -> float:
 
 def row_l1_blockwise(A: np.ndarray, L: np.ndarray | None = None, R: np.ndarray | None = None,
                      block: int = 1024, bound: bool = False):
-    r"""Row l1 norms of :math:`A - L R` (of :math:`A` when ``L is None``), in row blocks.
-
-    The one implementation of the row-l1 error loop: the upper-certificate search, every
-    ``verify`` and :func:`row_l1` call it. ``L @ R`` is never formed in full.
+    r"""Row l1 norms of :math:`A - L R` (of :math:`A` when ``L is None``), in row blocks: the one row-l1
+    error loop (searches, every ``verify``, :func:`row_l1`); ``L @ R`` is never formed in full.
 
     Parameters
     ----------
@@ -42,26 +28,20 @@ def row_l1_blockwise(A: np.ndarray, L: np.ndarray | None = None, R: np.ndarray |
     L : ndarray, shape (n, k), optional
     R : ndarray, shape (k, m), optional
     block : int
-        Rows per block (memory is ``O(block * m)``).
+        Rows per block (memory ``O(block * m)``).
     bound : bool
-        Also return a rigorous bound on the rounding error of each computed row sum.
+        Also return a proven bound on each computed row sum's rounding error.
 
     Returns
     -------
     err : ndarray, shape (n,)
         Computed :math:`\sum_j |A_{ij} - (LR)_{ij}|`.
     rounding : ndarray, shape (n,)
-        Only with ``bound=True``: :math:`|\mathrm{err}_i - \sum_j |A - LR|_{ij}|` is at most
-
-        .. math:: 2\gamma_{k+m+4}\Big(\sum_j |A_{ij}| + \sum_j (|L||R|)_{ij}\Big) + m(k+1)\eta
-
-        with :math:`\eta = 2^{-1074}` (underflow). Proof: each computed inner product is within
-        :math:`\gamma_k (|L||R|)_{ij} + k\eta` of the exact one for any summation order
-        (Higham, eq. (3.5)); the subtraction and the absolute value add a relative ``u``; the
-        m-term row sum a relative :math:`\gamma_{m}` of the sum of the computed terms. Together
-        this is at most :math:`\gamma_{k+m+2}` times the bracket; the factor 2 covers the
-        rounding of the bracket's own evaluation.
-    """
+        With ``bound=True``: :math:`2\gamma_{k+m+4}(\sum_j |A_{ij}| + \sum_j (|L||R|)_{ij}) +
+        m(k+1)\eta`, :math:`\eta = 2^{-1074}`. Proof: each inner product is within
+        :math:`\gamma_k (|L||R|)_{ij} + k\eta` for any summation order (Higham, eq. (3.5)); the
+        subtraction and absolute value add ``u``, the m-term sum :math:`\gamma_m`: in all
+        :math:`\gamma_{k+m+2}` times the bracket; the factor 2 covers the bracket's own evaluation."""
     n, m = A.shape
     out = np.empty(n)
     rnd = np.empty(n) if bound else None
@@ -87,22 +67,9 @@ def row_l1_blockwise(A: np.ndarray, L: np.ndarray | None = None, R: np.ndarray |
 
 
 def worst_case_values(E) -> tuple[np.ndarray, float]:
-    r"""The bounded value matrix that attains :math:`\|E\|` (:ref:`prop-bounded-outputs`).
-
-    For every ``p >= 1``, :math:`\sup\{\max|EV| : V\in\mathbb{R}^{m\times p}, \max|V|\le 1\} = \|E\|`,
-    attained by ``V = sign(E[i*])^T`` for a worst row ``i*``.
-
-    Parameters
-    ----------
-    E : array_like, shape (n, m)
-
-    Returns
-    -------
-    V : ndarray, shape (m, 1)
-        Entries in {-1, 1}.
-    value : float
-        ``max |E V|``, equal to ``row_l1(E)``.
-    """
+    r"""The bounded value matrix attaining :math:`\|E\|` (:ref:`prop-bounded-outputs`):
+    :math:`\sup\{\max|EV| : \max|V|\le 1\} = \|E\|`, attained by ``V = sign(E[i*])^T`` (shape (m, 1))
+    for a worst row ``i*``. Returns ``V`` and ``max |E V|`` (equal to ``row_l1(E)``)."""
     E = real_array("E", E, ndim=2, finite=False)
     i = int(row_l1_blockwise(E).argmax())
     V = np.where(E[i] >= 0, 1.0, -1.0)[:, None]
@@ -110,10 +77,8 @@ def worst_case_values(E) -> tuple[np.ndarray, float]:
 
 
 def bounded_output_error(E, V) -> float:
-    r"""Largest entry of :math:`|E V|` for a value matrix ``V`` (shape (m, p)).
-
-    The book's :ref:`prop-bounded-outputs` says this never exceeds ``row_l1(E)`` when ``max|V| <= 1``.
-    """
+    """Largest entry of :math:`|E V|` (``V`` of shape (m, p)); by :ref:`prop-bounded-outputs` at most
+    ``row_l1(E)`` when ``max|V| <= 1``."""
     E = real_array("E", E, ndim=2, finite=False)
     V = real_array("V", V, finite=False)
     if V.ndim == 1:

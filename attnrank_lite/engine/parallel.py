@@ -1,20 +1,11 @@
 """Independent tasks on a ``concurrent.futures.Executor``: results in submission order.
 
-Every sweep of the package is a list of independent configurations. :func:`run_tasks` runs a
-module-level task function on each, either in a plain loop (``executor=None``: exactly the
-sequential code, so tables stay byte-identical) or through any
-:class:`concurrent.futures.Executor` — a thread or process pool, or Dask's
-``Client.get_executor()`` for a cluster (:func:`dask_executor`). Tasks must rebuild their inputs
-from small arguments (a configuration and its seed) and return plain rows, so that what travels
-to a worker and back is a few hundred bytes plus the rows.
-
-Before anything is submitted, each task's memory estimate is compared with the smallest
-worker's memory limit (:func:`executor_memory_limit`); a task that cannot fit raises
-:class:`TaskTooLarge` with one line naming the task, the estimate and the limit.
-
-Distributed computing is optional: ``dask``/``distributed`` are imported only by
-:func:`dask_executor` and :func:`executor_memory_limit` when given a Dask executor.
-"""
+Every sweep is a list of independent configurations. :func:`run_tasks` runs a module-level task
+function on each, in a plain loop (``executor=None``: the sequential code, byte-identical
+tables) or through any executor: a thread or process pool, or Dask's ``Client.get_executor()``
+(:func:`dask_executor`). Tasks rebuild their inputs from small arguments and return plain rows.
+Each task's memory estimate is compared with the smallest worker's limit before anything is
+submitted (:class:`TaskTooLarge`). ``dask``/``distributed`` are imported only when used."""
 from __future__ import annotations
 
 import contextlib
@@ -80,12 +71,8 @@ def max_local_workers() -> int:
 
 
 def _connect(address: str, timeout_s: float):
-    """``distributed.Client(address)``, given up after ``timeout_s`` seconds whatever the peer does.
-
-    The connection runs in a daemon thread: a peer that accepts and never answers, or answers
-    with bytes that are not Dask's protocol, raises :class:`SchedulerUnreachable` instead of
-    hanging or allocating what a garbage frame header asks for.
-    """
+    """``distributed.Client(address)``, given up after ``timeout_s`` seconds whatever the peer does (in
+    a daemon thread: a silent or non-Dask peer raises :class:`SchedulerUnreachable`)."""
     from distributed import Client
 
     out: dict = {}
@@ -125,11 +112,8 @@ def _dask_client(executor):
 
 
 def executor_memory_limit(executor) -> tuple[float, str] | None:
-    """The smallest worker memory limit of a Dask executor, as ``(bytes, worker address)``.
-
-    Returns None for other executors (thread and process pools share this machine's memory,
-    which the caller checks) and for Dask workers without a limit.
-    """
+    """The smallest worker memory limit of a Dask executor as ``(bytes, worker address)``; None for
+    other executors (they share this machine's memory) and for workers without a limit."""
     client = _dask_client(executor)
     if client is None:
         return None
@@ -147,36 +131,19 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
     fn : callable
         A module-level function (picklable by reference) returning plain data.
     tasks : sequence of tuple
-        Positional arguments of each call.
     executor : concurrent.futures.Executor, optional
-        ``None``: a plain loop in this process (the sequential code path).
+        ``None``: a plain loop in this process.
     need : callable, optional
-        ``need(*t) -> (bytes, what)``: the task's memory estimate, checked before anything runs.
-    limit : (float, str), optional
-        ``(bytes, where)`` to check ``need`` against; default :func:`executor_memory_limit`.
+        ``need(*t) -> (bytes, what)``, checked against ``limit`` (default
+        :func:`executor_memory_limit`) before anything runs (else :class:`TaskTooLarge`).
     on_done : callable, optional
-        ``on_done(i, result)`` in this process as each task finishes (completion order), e.g.
-        to commit the row to a store before the others are done.
+        ``on_done(i, result)`` here as each task finishes (completion order).
     desc : str
-        Progress-bar label (:func:`attnrank_lite.engine.progress.progress`).
+        Progress-bar label.
     label : callable
         ``label(t)`` names a task in the memory message.
     cost : callable, optional
-        ``cost(*t) -> float``, a relative estimate of a task's run time. On an executor the
-        tasks are submitted costliest first (longest processing time first: workers that take
-        the next queued task when they are free then finish close together, instead of one
-        large task starting last); the sequential loop and the returned order are unchanged.
-
-    Returns
-    -------
-    list
-        ``fn(*tasks[i])`` at position ``i``.
-
-    Raises
-    ------
-    TaskTooLarge
-        When some task's estimate exceeds the limit (before any task is submitted).
-    """
+        ``cost(*t)``, a relative run time: on an executor the costliest tasks are submitted first."""
     tasks = [tuple(t) for t in tasks]
     if need is not None:
         limit = executor_memory_limit(executor) if limit is None else limit
@@ -215,25 +182,9 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
 
 @contextlib.contextmanager
 def dask_executor(workers: int | None = None, scheduler: str | None = None, memory_limit="auto"):
-    """A Dask executor for the duration of a ``with`` block.
-
-    Parameters
-    ----------
-    workers : int, optional
-        Start a ``LocalCluster`` of this many worker processes, one thread each and one BLAS
-        thread each.
-    scheduler : str, optional
-        ``tcp://HOST:PORT`` of a running ``dask scheduler`` (with ``dask worker`` processes,
-        anywhere); exclusive with ``workers``.
-    memory_limit : str or float
-        Per-worker limit of a local cluster (Dask's ``"auto"``: the machine's memory shared
-        out).
-
-    Yields
-    ------
-    concurrent.futures.Executor
-        ``Client.get_executor(pure=False)``.
-    """
+    """A Dask executor (``Client.get_executor(pure=False)``) for the duration of a ``with`` block: a
+    ``LocalCluster`` of ``workers`` processes (one thread and one BLAS thread each; per-worker
+    ``memory_limit``), or a running scheduler at ``tcp://HOST:PORT`` (exclusive with ``workers``)."""
     if (workers is None) == (scheduler is None):
         raise ValueError("give exactly one of workers= and scheduler=")
     if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):

@@ -1,23 +1,12 @@
 r"""The one randomized range finder (Halko, Martinsson and Tropp, *SIAM Review* 53, 2011,
-Algorithms 4.3/4.4 and 5.1), fed by the row blocks of a :class:`~attnrank_lite.engine.row_source.RowSource`.
+Algorithms 4.3/4.4 and 5.1) over the row blocks of a :class:`~attnrank_lite.engine.row_source.RowSource`.
 
-It serves the SVD upper family of a stored matrix (:mod:`attnrank_lite.engine.upper`) and of a
-matrix streamed from points (:mod:`attnrank_lite.engine.assemble`) alike, the way scikit-learn's
-``randomized_range_finder`` serves ``randomized_svd``, PCA and TruncatedSVD.
-
-With a Gaussian :math:`G` (n x l, ``l = size``) it forms :math:`W_0 = \mathrm{orth}(A^\top G)`,
-then ``power_iters`` times :math:`W \leftarrow \mathrm{orth}(A^\top A W)` (one pass over the
-row blocks each: every block ``R`` gives ``R.T @ (R @ W)``), and finally the Rayleigh–Ritz step
-on :math:`P = AW`: with :math:`P^\top P = Z \Sigma^2 Z^\top` (eigenvalues decreasing),
-:math:`V = WZ` has orthonormal columns ordered like the top right-singular vectors of ``A``,
-and :math:`AV = PZ`. The subspace is that of Algorithm 4.4 with ``q = power_iters``; each
-re-orthonormalisation is a Cholesky QR, twice (two small Gram matrices and a triangular solve),
-with a Householder QR when the Gram matrix is too ill-conditioned for it. Only the
-``m x l`` and ``l x l`` matrices are factorised: nothing of size ``n x l`` is.
-
-Nothing here is trusted by a certificate: the basis only proposes factorisations, which the
-searches verify with proven rounding margins.
-"""
+With a Gaussian :math:`G` (n x l) it forms :math:`W_0 = \mathrm{orth}(A^\top G)`, then
+``power_iters`` times :math:`W \leftarrow \mathrm{orth}(A^\top A W)` (one pass each), and the
+Rayleigh–Ritz step on :math:`P = AW`: with :math:`P^\top P = Z \Sigma^2 Z^\top`, :math:`V = WZ`
+is ordered like the top right-singular vectors and :math:`AV = PZ`. Each orthonormalisation is
+Cholesky QR twice (Householder when ill-conditioned), on ``m x l`` matrices only. Nothing here
+is trusted: the basis only proposes factorisations, which the searches verify."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -68,18 +57,8 @@ def orthonormalize(C: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RitzBasis:
-    """Result of :func:`randomized_range_finder`.
-
-    Attributes
-    ----------
-    V : ndarray, shape (m, l)
-        Orthonormal columns, ordered by decreasing Ritz value (approximate top right-singular
-        vectors of ``A``).
-    AV : ndarray, shape (n, l)
-        ``A @ V`` (computed in the last pass).
-    sigma : ndarray, shape (l,)
-        Ritz values (approximate singular values), decreasing.
-    """
+    """Result of :func:`randomized_range_finder`: ``V`` (m, l) orthonormal, by decreasing Ritz value;
+    ``AV`` (n, l) ``= A @ V``; ``sigma`` (l,) the Ritz values."""
 
     V: np.ndarray
     AV: np.ndarray
@@ -88,28 +67,11 @@ class RitzBasis:
 
 def randomized_range_finder(source: RowSource, size: int, *, power_iters: int = POWER_ITERS,
                             seed: int = 0, dtype=np.float32) -> RitzBasis:
-    r"""Randomized approximation of the top-``size`` right-singular subspace of ``A``.
-
-    Parameters
-    ----------
-    source : RowSource
-        ``A`` (stored or streamed); ``2 + power_iters`` passes over its row blocks.
-    size : int
-        ``l``, the number of columns (the caller adds its oversampling), ``1 <= l <= min(n, m)``.
-    power_iters : int
-        ``q``, the subspace iterations on :math:`A^\top A`.
-    seed : int
-        Seed of the Gaussian test matrix (the result is deterministic).
-    dtype : numpy dtype
-        Precision of the passes' matrix products (float32 by default: half the time of
-        float64; the basis only proposes a subspace, and its directions matter down to
-        singular values far above float32's rounding level for the book's error levels).
-        The Ritz step and the returned arrays are float64.
-
-    Returns
-    -------
-    RitzBasis
-    """
+    """Randomized approximation (a :class:`RitzBasis`) of the top-``size`` right-singular subspace of
+    ``A`` (a ``RowSource``; ``2 + power_iters`` passes over its row blocks), ``1 <= size <=
+    min(n, m)`` columns, oversampling included, from a Gaussian test matrix of ``seed``. The passes'
+    products run in ``dtype`` (float32 by default: half the time); the Ritz step and the returned
+    arrays are float64."""
     n, m = source.n, source.m
     l = int(min(max(1, size), n, m))
     rng = np.random.default_rng(seed)

@@ -1,13 +1,7 @@
-r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`), and the row sample shared
-by the certificate searches (:func:`evenly_spaced_rows`).
-
-A row source is what every family search and every pass of the bracket assembler
-(:mod:`attnrank_lite.engine.assemble`) reads: the shape ``(n, m)`` and a way to produce any
-rows of ``A``, ``block`` rows at a time. A stored matrix answers with views of itself; queries,
-keys, ``beta`` and key log-weights answer by computing the rows with
-:func:`~attnrank_lite.engine.attention.softmax_attention` (one code path with the dense
-matrix), so that memory stays :math:`O(\text{block}\cdot m)` plus what the caller keeps.
-"""
+r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`), and the row sample shared by
+the searches (:func:`evenly_spaced_rows`). A stored matrix answers with views of itself; points
+(queries, keys, ``beta``, log-weights) by computing the rows with the dense code path, so memory
+stays :math:`O(\text{block}\cdot m)`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,11 +17,8 @@ __all__ = ["RowSource", "evenly_spaced_rows"]
 
 
 def evenly_spaced_rows(n: int, count: int) -> np.ndarray:
-    """``min(n, count)`` distinct row indices spread evenly over ``0..n-1``, increasing.
-
-    The first and last rows are always included (for ``count >= 2``); the indices are the
-    rounded points of ``linspace(0, n - 1, count)``, without repeats.
-    """
+    """``min(n, count)`` distinct rows, the rounded points of ``linspace(0, n - 1, count)`` without
+    repeats (first and last included for ``count >= 2``), increasing."""
     if n <= 0 or count <= 0:
         return np.zeros(0, dtype=np.int64)
     return np.unique(np.linspace(0, n - 1, min(n, count)).round().astype(np.int64))
@@ -35,21 +26,9 @@ def evenly_spaced_rows(n: int, count: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class RowSource:
-    r"""A matrix ``A`` of shape ``(n, m)`` described by its rows, not stored by this object.
-
-    Attributes
-    ----------
-    n, m : int
-        Shape of ``A``.
-    rows : callable
-        ``rows(idx) -> ndarray`` of shape ``(len(idx), m)`` for a slice or an index array.
-    block : int
-        Rows per block in :meth:`blocks` and the passes built on it.
-    matrix : ndarray or None
-        The stored matrix, when there is one (``from_matrix``).
-    points : tuple or None
-        ``(Q, K, beta, log_weights)`` when ``A`` is the attention of points (``from_points``).
-    """
+    """A matrix ``A`` of shape ``(n, m)`` given by its rows: ``rows(idx)`` (a slice or an index array)
+    gives ``A[idx]``, ``block`` rows per pass block; ``matrix`` the stored matrix (``from_matrix``)
+    or ``None``; ``points`` ``(Q, K, beta, log_weights)`` (``from_points``) or ``None``."""
 
     n: int
     m: int

@@ -1,11 +1,6 @@
-"""One compute thread for torch and for every BLAS in the process, restored on exit.
-
-Used by the BERT calibration study (``claim-bert-calibration``): it runs many small matrix
-operations, and on a busy machine the BLAS and torch thread pools spin against each other
-(measured 4-15x slower on 2 shared cores). One thread also makes the forward pass and the
-linear algebra reproducible run to run. BLAS libraries are found and limited with
-``threadpoolctl`` (OpenBLAS, MKL, BLIS, OpenMP), not by reading the process's memory map.
-"""
+"""One compute thread for torch and every BLAS in the process (via ``threadpoolctl``), restored
+on exit: the BERT calibration's many small operations otherwise spin thread pools against each
+other (4-15x slower on 2 shared cores), and one thread makes them reproducible."""
 from __future__ import annotations
 
 from threadpoolctl import threadpool_limits
@@ -14,17 +9,8 @@ __all__ = ["single_threaded"]
 
 
 class single_threaded:
-    """Context manager: torch and all BLAS/OpenMP pools limited to one thread.
-
-    Torch is limited only when it is already imported (importing it here would cost seconds
-    for callers that never use it). Everything is restored on exit, also after an exception.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> with single_threaded():
-    ...     _ = np.ones((4, 4)) @ np.ones((4, 4))
-    """
+    """Context manager: torch (when already imported) and all BLAS/OpenMP pools limited to one thread,
+    restored on exit, also after an exception."""
 
     def __enter__(self):
         import sys

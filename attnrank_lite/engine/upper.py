@@ -8,22 +8,13 @@ from .nested import nested_family_search
 from .range_finder import POWER_ITERS, randomized_range_finder
 from .row_source import RowSource
 
-__all__ = [
-    "exact_factorisation",
-    "identity_certificate",
-    "nested_certificate",
-    "randomized_family",
-    "randomized_upper_bound",
-    "svd_upper_bound",
-]
+__all__ = ["exact_factorisation", "identity_certificate", "nested_certificate", "randomized_family",
+           "svd_upper_bound"]
 
 
 def identity_certificate(rows_of, n: int, m: int, block: int = 512) -> SubspaceCertificate:
-    """``B = A`` itself, as ``I @ A`` or ``A @ I`` (rank ``min(n, m)``, error 0).
-
-    ``rows_of(slice)`` returns rows of ``A``; they are copied into a new array, ``block`` rows
-    at a time (the one place where the identity factorisation is built).
-    """
+    """``B = A`` itself, as ``I @ A`` or ``A @ I`` (rank ``min(n, m)``, error 0), the rows
+    ``rows_of(slice)`` copied ``block`` at a time."""
     A = np.empty((n, m))
     for s in range(0, n, block):
         A[s:s + block] = rows_of(slice(s, min(n, s + block)))
@@ -51,17 +42,9 @@ def nested_certificate(A, V: np.ndarray, eps: float, lo: int = 0, source: str = 
 
 
 def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate:
-    r"""Upper certificate from the top right-singular subspaces: ``B_k = A V_k V_k^T``.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    svd : tuple, optional
-        ``(U, S, Vt)`` of ``A`` if already computed.
-    lo : int
-        A rank known to fail (``lower - 1``).
-    """
+    """Upper certificate ``B_k = A V_k V_k^T`` from the top right-singular subspaces of ``A`` (n, m)
+    (``svd = (U, S, Vt)`` if already computed; ``lo`` a rank known to fail); ``B = A`` when none
+    meets eps."""
     A = np.asarray(A, dtype=np.float64)
     Vt = np.linalg.svd(A, full_matrices=False)[2] if svd is None else svd[2]
     cert = nested_certificate(A, Vt.T, eps, lo, "dense SVD")
@@ -70,22 +53,19 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
 
 def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                       oversample: int = 10, lo: int = 0):
-    r"""Randomized nested family that meets ``eps``, and its certificate.
+    """Randomized nested family that meets ``eps`` (Halko–Martinsson–Tropp), and its certificate.
 
-    Doubles the sketch size ``l`` (starting at ``start + oversample``) until the top member
-    ``B_l = A V V^T`` of the family ``B_k = (A V_k) V_k^T`` meets ``eps``, with ``V`` from
-    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; when ``l`` reaches half
-    of ``min(n, m)`` the exact SVD family is used instead.
+    Doubles the sketch size ``l`` (from ``start + oversample``) until a member of
+    ``B_k = (A V_k) V_k^T`` meets ``eps``, ``V`` (m, l) from
+    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; from ``l >= min(n, m) / 2``
+    on, the exact SVD family. ``lo`` is a rank known to fail.
 
     Returns
     -------
     cert : SubspaceCertificate
         Verified on ``A``.
-    family : tuple ``(V, source)``
-        The nested basis (``V`` shape (m, l)); a caller can search it again for a larger
-        ``eps`` without a new factorisation (:func:`nested_certificate`). ``None`` if the
-        identity factorisation had to be used.
-    """
+    family : tuple ``(V, source)`` or None
+        The basis, to search again at a larger eps (``None`` when ``B = A`` was used)."""
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     full = min(n, m)
@@ -107,30 +87,3 @@ def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_I
         l = min(full, 2 * l)
         draw += 1
 
-
-def randomized_upper_bound(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
-                           oversample: int = 10, lo: int = 0) -> SubspaceCertificate:
-    r"""Upper certificate from a randomized range finder (Halko–Martinsson–Tropp).
-
-    The range finder of :mod:`attnrank_lite.engine.range_finder` gives an orthonormal ``V``
-    (m x l, Ritz vectors ordered like the top right-singular vectors); the nested family
-    ``B_k = (A V_k) V_k^T`` is searched by :func:`~attnrank_lite.engine.nested.nested_family_search`.
-    ``l`` doubles until ``B_l`` meets ``eps``. The certificate is exact (verified on ``A``)
-    even though the subspace is approximate. Cost :math:`O(nml)` per sketch plus
-    :math:`O(nmk)` per full check (errors are computed in row blocks).
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    eps : float
-    start : int
-        First subspace dimension tried (before oversampling).
-    power_iters : int
-        Subspace iterations (2 is plenty for attention spectra).
-    seed : int
-        Seed of the Gaussian test matrix (results are deterministic).
-    lo : int
-        A rank known to fail (``lower - 1`` from a lower certificate).
-    """
-    return randomized_family(A, eps, start=start, power_iters=power_iters, seed=seed,
-                             oversample=oversample, lo=lo)[0]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..basics.plots import plot_bracket_band
 from ..engine.perturbation import oscillation_bound
-from ..engine.plots import plot_bracket_band
 from .report import SHARP_FAMILY
 
 __all__ = ["lemma_figure", "polynomial_figure", "r_half_figure", "tolerance_figure",

@@ -254,7 +254,7 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
 
 
 #: the subpackages with a page in the API reference (``book/api/<name>.md``)
-API_GROUPS = ("engine", "laws", "quotient", "calibration")
+API_GROUPS = ("engine", "basics", "laws", "quotient", "calibration")
 
 
 def canonical_path(path: str) -> str:

@@ -14,7 +14,6 @@ import signal
 import sys
 import traceback
 
-from ..engine.progress import terminal_device
 from .chapters import all_chapters
 from .errors import BuildFailed, CellTimeout, KernelDied, MissingExtra, OutputError, RunFailed
 from .memory import TooLarge
@@ -76,14 +75,6 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _progress_to_terminal() -> bool:
-    """On a terminal, let the notebook's sweep bars draw there (never into the notebook); see progress.py."""
-    tty = terminal_device()
-    if tty and "ATTNRANK_PROGRESS_TTY" not in os.environ and os.environ.get("ATTNRANK_PROGRESS") != "0":
-        os.environ["ATTNRANK_PROGRESS_TTY"] = tty
-    return tty is not None
-
-
 #: the top-level modules of the ``book`` extra that ``run`` and ``build`` import
 BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "yaml", "filelock")
 
@@ -124,7 +115,7 @@ def _cmd_run(args) -> int:
     est = check_runtime(spec, values, args.max_minutes)
     print(f"{spec.key}: estimated run time {format_minutes(est)}", flush=True)
     args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
-    interactive = _progress_to_terminal()
+    interactive = sys.stderr is not None and sys.stderr.isatty()  # papermill's cell bar
     rec = runner.run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
                       progress_bar=interactive)
     folder = os.path.join(args.output, spec.key)
@@ -137,7 +128,6 @@ def _cmd_run(args) -> int:
 def _cmd_build(args) -> int:
     _, build = _book_machinery("build")
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
-    _progress_to_terminal()
     build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
                jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
                max_minutes=args.max_minutes, student=args.student, pdf=args.pdf or args.pdf_api,

@@ -179,7 +179,6 @@ def _child_error(spec, proc, err_path: Path) -> RunFailed:
 def _run_side_by_side(todo, profile, outdir: Path, jobs: int, timeout, finished, log) -> None:
     budget = available_memory()
     env = {**os.environ, **thread_env(jobs), "ATTNRANK_PROGRESS": "0"}
-    env.pop("ATTNRANK_PROGRESS_TTY", None)
     pending = sorted(todo, key=lambda t: -estimate_runtime(t[0], t[1]).seconds)
     running: dict = {}  # key -> (spec, proc, memory, stderr path, stderr file)
     logs = outdir / ".logs"

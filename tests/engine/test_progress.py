@@ -1,13 +1,15 @@
-"""Progress bars: visible on a terminal, never in an executed notebook (so never in the website).
-
-The terminal is a real pseudo-terminal (``os.openpty``); the notebook is executed by a real
-Jupyter kernel (nbclient), as papermill does for the command line and the website build.
+"""Progress bars: drawn on a terminal or when forced, never in an executed notebook (so never in
+the website). The terminal is a real pseudo-terminal (``os.openpty``); the notebook is executed by
+a real Jupyter kernel (nbclient), as papermill does for the command line and the website build.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
 import sys
+import termios
 import time
 
 import nbformat
@@ -37,6 +39,7 @@ def _read_all(fd: int, wait: float = 2.0) -> str:
 @pytest.fixture
 def pty_device():
     master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # a real terminal's size
     try:
         yield master, os.ttyname(slave)
     finally:
@@ -44,38 +47,32 @@ def pty_device():
         os.close(slave)
 
 
-def test_bars_off_without_terminal_and_when_forced_off(monkeypatch):
-    monkeypatch.delenv("ATTNRANK_PROGRESS_TTY", raising=False)
+def test_bars_off_without_terminal_and_when_forced_off(monkeypatch, capsys):
     monkeypatch.setenv("ATTNRANK_PROGRESS", "0")
     items = [1, 2, 3]
     assert prog.progress(items, desc="x") is items
     monkeypatch.delenv("ATTNRANK_PROGRESS")
-    if not sys.stderr.isatty():  # pytest captures stderr: not a terminal
-        assert prog.progress(items) is items
+    monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))  # not a terminal
+    assert prog.progress(items) is items
 
 
-def test_bars_drawn_on_the_terminal_device(monkeypatch, pty_device):
+def test_bars_drawn_on_a_terminal_and_off_when_forced(monkeypatch, pty_device):
     master, tty = pty_device
-    monkeypatch.setenv("ATTNRANK_PROGRESS_TTY", tty)
-    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")  # the device wins: it never reaches a notebook
-    assert list(prog.progress(range(40), desc="sweep-bar")) == list(range(40))
-    text = _read_all(master)
-    assert "sweep-bar" in text and "/40" in text
+    monkeypatch.delenv("ATTNRANK_PROGRESS", raising=False)
+    with open(tty, "w") as term:
+        monkeypatch.setattr(sys, "stderr", term)
+        assert list(prog.progress(range(40), desc="sweep-bar")) == list(range(40))
+        term.flush()
+        text = _read_all(master)
+        assert "sweep-bar" in text and "/40" in text
+        monkeypatch.setenv("ATTNRANK_PROGRESS", "0")  # the built book: never, even on a terminal
+        items = list(range(5))
+        assert prog.progress(items, desc="quiet-bar") is items
 
 
-def test_terminal_device_of_a_pty(pty_device):
-    master, tty = pty_device
-    with open(tty, "w") as fh:
-        assert prog.terminal_device(fh) == tty
-    with open(os.devnull, "w") as fh:
-        assert prog.terminal_device(fh) is None
-
-
-def test_kernel_bars_reach_the_terminal_but_not_the_notebook(monkeypatch, pty_device):
-    """What `python -m attnrank_lite run` does on a terminal: the kernel inherits the device path."""
-    master, tty = pty_device
-    monkeypatch.setenv("ATTNRANK_PROGRESS_TTY", tty)
-    monkeypatch.setenv("ATTNRANK_PROGRESS", "0")
+def test_kernel_bars_never_reach_the_notebook(monkeypatch):
+    """A notebook executed as papermill does: its standard error is no terminal, so no bar."""
+    monkeypatch.delenv("ATTNRANK_PROGRESS", raising=False)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "from attnrank_lite.engine.progress import progress\n"
@@ -87,8 +84,6 @@ def test_kernel_bars_reach_the_terminal_but_not_the_notebook(monkeypatch, pty_de
     assert texts.strip() == "300"  # sum(range(25)): the loop ran in full
     assert all(o.get("name") != "stderr" for o in outputs), outputs
     assert "kernel-sweep" not in texts
-    term = _read_all(master, wait=5.0)
-    assert "kernel-sweep" in term and "/25" in term
 
 
 def test_a_long_bracket_shows_its_families_and_a_short_one_nothing(monkeypatch, capsys):
@@ -98,7 +93,6 @@ def test_a_long_bracket_shows_its_families_and_a_short_one_nothing(monkeypatch, 
     from attnrank_lite.laws.geometry import fibonacci_sphere
 
     X = fibonacci_sphere(300)
-    monkeypatch.delenv("ATTNRANK_PROGRESS_TTY", raising=False)
     monkeypatch.setenv("ATTNRANK_PROGRESS", "1")
     monkeypatch.setattr(assemble, "PROGRESS_DELAY", 0.0)  # every bracket counts as long
     b = point_bracket(X, 16.0, 0.25)

@@ -44,7 +44,7 @@ def test_docstring_comment_and_unrelated_edits_keep_the_identity(copy_root):
     before = ci.code_identity(root=copy_root)
     _edit(copy_root, "engine/harmonic.py", '"""', '"""A docstring edited by a test. ')
     _edit(copy_root, "laws/scale.py", "def sweep_task(", "# a comment added by a test\ndef sweep_task(")
-    _edit(copy_root, "engine/plots.py", "def ", "def _added_by_a_test():\n    return 1\n\n\ndef ")
+    _edit(copy_root, "basics/plots.py", "def ", "def _added_by_a_test():\n    return 1\n\n\ndef ")
     (copy_root / "attnrank_lite" / "laws" / "report.py").write_text("x = 1\n")
     assert ci.code_identity(root=copy_root) == before
 

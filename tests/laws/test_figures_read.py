@@ -14,8 +14,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
+from attnrank_lite.basics import plots as bp  # noqa: E402
 from attnrank_lite.calibration import plots as pc  # noqa: E402
-from attnrank_lite.engine import rank_checks as rc  # noqa: E402
 from attnrank_lite.laws import plots as lp  # noqa: E402
 from attnrank_lite.quotient import plots as qp  # noqa: E402
 from attnrank_lite.quotient.report import SHARP_FAMILY  # noqa: E402
@@ -103,7 +103,7 @@ def test_quotient_figures_read():
 
 def test_chapter1_and_6_figures_read():
     sweep = pd.DataFrame({"eps": [0.1, 0.25, 0.5], "lower": [3, 2, 1], "upper": [9, 6, 3]})
-    _check(rc.eps_sweep_figure(sweep, r"circle, $\beta$ = 64"))
+    _check(bp.eps_sweep_figure(sweep, r"circle, $\beta$ = 64"))
     settings = pd.DataFrame([{"layer": la, "head": h, "multiplier": m, "reduction_osc": m * (la + h) / 400,
                               "reduction": m * (la + h) / 500, "r_osc_tau": la + h, "log10_poly_count": 2.0,
                               "upper_mean": 5.0, "lower_mean": 2.0}

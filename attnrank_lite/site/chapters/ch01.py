@@ -58,16 +58,16 @@ SPEC = ChapterSpec(
     code={  # label -> the functions implementing or checking it (under attnrank_lite.)
         "def-attention": "engine.attention.softmax_attention",
         "def-rank-eps": "engine.norms.row_l1 engine.bracket.rank_bracket",
-        "prop-bounded-outputs": "engine.norms.worst_case_values engine.rank_checks.bounded_outputs_table "
-            "engine.norms.bounded_output_error engine.examples.random_bounded_values_max",
+        "prop-bounded-outputs": "engine.norms.worst_case_values basics.report.bounded_outputs_table "
+            "engine.norms.bounded_output_error basics.examples.random_bounded_values_max",
         "prop-cluster-mass": "engine.certificates.ClusterMassCertificate engine.lower.cluster_mass_lower_bound "
-            "engine.rank_checks.cluster_certificate engine.rank_checks.tamper_table",
+            "basics.report.cluster_certificate basics.report.tamper_table",
         "prop-frobenius-tail": "engine.certificates.FrobeniusTailCertificate engine.lower.frobenius_tail_lower_bound "
-            "engine.rank_checks.eps_sweep_table",
-        "prop-exact-cases": "engine.examples.exact_cases engine.rank_checks.exact_case_table",
-        "prop-invariances": "engine.attention.row_softmax engine.rank_checks.invariance_table "
+            "basics.report.eps_sweep_table",
+        "prop-exact-cases": "basics.examples.exact_cases basics.report.exact_case_table",
+        "prop-invariances": "engine.attention.row_softmax basics.report.invariance_table "
             "engine.bracket_algebra.intersect engine.bracket_algebra.monotone_envelope",
-        "prop-multiplicity": "engine.examples.merge_duplicate_keys engine.examples.split_keys "
-            "engine.rank_checks.multiplicity_table engine.rank_checks.spectral_contrast_table",
+        "prop-multiplicity": "basics.examples.merge_duplicate_keys basics.examples.split_keys "
+            "basics.report.multiplicity_table basics.report.spectral_contrast_table",
     },
 )

@@ -1,9 +1,10 @@
-"""Chapter 1's checks (rank_checks) against closed forms: the row-l1 norm of a fixed matrix, the
+"""Chapter 1's checks (basics.report) against closed forms: the row-l1 norm of a fixed matrix, the
 exact ranks of prop-exact-cases, the identity's singular values, explicit duplicated keys."""
 import numpy as np
 import pytest
 
-from attnrank_lite.engine import rank_checks as rc
+from attnrank_lite.basics import plots as bp
+from attnrank_lite.basics import report as rc
 from attnrank_lite.laws.geometry import circle_points
 
 
@@ -96,7 +97,7 @@ def test_cluster_certificate_is_drawn_whatever_kind_the_bracket_chose(eps):
     assert np.allclose(rows.own_mass, own, rtol=0, atol=1e-12)
     tamper = rc.tamper_table(A, br, cm, eps)
     assert list(tamper.verify) == [True, False, True, False]
-    fig = rc.certificate_figure(A, cm, "t")
+    fig = bp.certificate_figure(A, cm, "t")
     assert len(fig.axes[0].lines) == cm.rank
     import matplotlib.pyplot as plt
     plt.close(fig)
