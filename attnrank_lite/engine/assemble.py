@@ -69,6 +69,9 @@ FROBENIUS_ROWS = 1024
 #: a streamed source with ``n * m`` up to this gets the streamed SVD family (``svd=True`` lifts
 #: the limit; about 6x forming ``A`` on 3,000 points of S^3, ``benchmarks/README.md``)
 STREAMED_SVD_LIMIT = 4096 * 4096
+#: ``Plan.svd`` with ``effort="max"`` beyond that limit: the streamed SVD family runs only on
+#: levels no other upper family certified below ``min(n, m)`` (else the upper end is capped at n)
+WHERE_CAPPED = "where capped"
 #: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at
 #: most this (3.4e9 on 3,000 points of S^3 at beta = 16: 15-25 s, ``bench_l1fit.py``)
 L1_LIMIT = 4 * 10**9
@@ -149,7 +152,7 @@ class Plan:
     points: np.ndarray | None
     basis: HarmonicBasis | None
     method: str
-    svd: bool
+    svd: bool | str  # True, False or WHERE_CAPPED
     seed: int
     limits: CostLimits
     effort: str = "auto"
@@ -429,6 +432,8 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
+    if plan.svd == WHERE_CAPPED and all(u is not None and u.rank < min(src.n, src.m) for u in uppers):
+        return [None] * len(eps_values)
     k_h = max([u.rank for u in uppers if u is not None] or [min(src.n, src.m)])
     size = min(src.n, src.m, k_h + 10)
     if plan.effort == "auto" and not any(
@@ -608,7 +613,8 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
     """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of
     rule), with the queries as ``points`` (Neumann centres) and the keys' harmonic ``basis`` when
     known. ``method`` (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``;
-    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``;
+    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``
+    (beyond it with ``effort="max"`` on levels no other family certified below ``min(n, m)``);
     ``seed`` seeds the range finder; ``upper_families`` / ``lower_families`` replace
     :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
@@ -618,6 +624,9 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
         method = "streamed"
     elif method == "auto":
         method = "dense" if min(n, m) <= limits.dense else "randomized"
-    use_svd = svd is True or (svd == "auto" and n * m <= limits.streamed_svd)
+    if svd is True or (svd == "auto" and n * m <= limits.streamed_svd):
+        use_svd = True
+    else:  # effort "max" beyond the limit: only where no other family certified below min(n, m)
+        use_svd = WHERE_CAPPED if svd == "auto" and effort == "max" else False
     plan = Plan(source, points, basis, method, use_svd, seed, limits, effort)
     return best_of(plan, eps_values, upper_families, lower_families)

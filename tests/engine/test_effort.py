@@ -183,3 +183,18 @@ def test_l1_family_on_the_randomized_stored_path_is_within_3_percent_of_plain_ad
     k = int(np.ceil(b.upper / 1.03)) - 1
     V = np.linalg.svd(A)[2].T
     assert not _reference_l1_certifies(A, V[:, :k], eps)
+
+
+def test_effort_max_lifts_the_streamed_svd_limit_only_where_the_upper_end_is_capped():
+    """Beyond ``limits.streamed_svd``, the default leaves a level whose harmonic count exceeds n
+    at n; ``effort="max"`` runs the streamed SVD family there (certificates checked on the dense
+    matrix), and not on points whose harmonic end is already below n."""
+    lim = CostLimits(streamed_svd=1000)
+    X = random_sphere(300, 6, seed=3)
+    auto = point_brackets(X, 16.0, [0.25], limits=lim)
+    full = point_brackets(X, 16.0, [0.25], limits=lim, effort="max")
+    assert auto[0].upper == 300
+    assert full[0].upper < 300 and "SVD" in full[0].upper_certificate.source
+    assert full[0].verify(softmax_attention(X, X, 16.0), 0.25)
+    low = point_brackets(fibonacci_sphere(300), 2.0, [0.25], limits=lim, effort="max")
+    assert low[0].upper < 300 and "SVD" not in low[0].upper_certificate.source
