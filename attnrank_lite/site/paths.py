@@ -14,26 +14,17 @@ TOC = REPO / "_toc.yml"
 
 
 def toc_files(toc_path: Path = TOC) -> list[str]:
-    """Every ``file``/``root`` entry of a ``_toc.yml``, in reading order (suffix-less, as written)."""
+    """Every ``root``/``file`` entry of a ``_toc.yml``, in reading order (suffix-less, as written)."""
     import yaml  # the book extra's PyYAML: only the book machinery reads the table of contents
-
-    toc = yaml.safe_load(Path(toc_path).read_text())
-    out = []
 
     def walk(node):
         if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    out.append(node[key])
-            for k, v in node.items():
-                if k not in ("root", "file"):
-                    walk(v)
-        elif isinstance(node, list):
-            for x in node:
-                walk(x)
+            yield from (node[k] for k in ("root", "file") if isinstance(node.get(k), str))
+            node = list(node.values())
+        for child in node if isinstance(node, list) else ():
+            yield from walk(child)
 
-    walk(toc)
-    return out
+    return list(walk(yaml.safe_load(Path(toc_path).read_text())))
 
 
 def toc_notebooks(toc_path: Path = TOC) -> list[str]:
