@@ -31,9 +31,9 @@ import nbformat
 from . import outputs
 from .chapters import NOTEBOOK_DIR, get_chapter
 from .errors import CellTimeout, KernelDied, RunFailed
-from .lockfile import lock_record
 from .memory import check_memory
 from .pagenote import cpu_model
+from .paths import lock_record
 from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",

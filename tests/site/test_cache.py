@@ -2,13 +2,13 @@
 affects, and an entry is whole or absent (issue 16).
 
 A tiny fake chapter set stands in for the book: three specs with one-cell notebooks, and a
-stand-in for ``run_chapter`` that writes a run folder and counts its calls, so the tests
+stand-in for the chapter process that writes a run folder and logs its runs, so the tests
 exercise the build's real route through :func:`attnrank_lite.site.schedule.execute_chapters`
-and :class:`attnrank_lite.site.cache.ChapterCache` in milliseconds.
+and :class:`attnrank_lite.site.cache.ChapterCache` in seconds.
 """
 import hashlib
-import json
 import shutil
+import sys
 import types
 from pathlib import Path
 
@@ -28,9 +28,25 @@ def _spec(i: int) -> ChapterSpec:
                        params=(Param("n", 10, "int", "size", low=1, high=1000),))
 
 
+#: a stand-in for ``python -m attnrank_lite run KEY ... -o OUT``: the run folder of a one-cell chapter
+FAKE_RUN = """
+import json, shutil, sys
+from pathlib import Path
+log, key, out = sys.argv[1], sys.argv[3], Path(sys.argv[sys.argv.index("-o") + 1])
+nb = f"{key[2:]}_fake.ipynb"
+(out / key / "results" / key).mkdir(parents=True)
+shutil.copy(Path(NBDIR) / nb, out / key / nb)
+(out / key / "results" / key / "t.csv").write_text("a,b\\n1,2\\n")
+with open(log, "a") as f:
+    f.write(key + "\\n")
+rec = {"chapter": key, "notebook": nb, "seconds": 1.0, "finished": f"run {len(open(log).read().split()) - 1}"}
+(out / key / f"{key[2:]}_fake.run.json").write_text(json.dumps(rec))
+"""
+
+
 @pytest.fixture
 def fake_book(tmp_path, monkeypatch):
-    """Three fake chapters, a fake package folder and a counting stand-in for run_chapter."""
+    """Three fake chapters, a fake package folder and a logging stand-in for the chapter process."""
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     specs = [_spec(i) for i in range(3)]
@@ -43,31 +59,20 @@ def fake_book(tmp_path, monkeypatch):
     (pkg / "engine" / "bracket.py").write_text("RANK = 1\n")
     monkeypatch.setattr(schedule, "NOTEBOOK_DIR", nbdir)
     monkeypatch.setattr(cache_mod, "PACKAGE_DIR", pkg)
-    by_key = {s.key: s for s in specs}
+    script, log = tmp_path / "fake_run.py", tmp_path / "ran.log"
+    script.write_text(FAKE_RUN.replace("NBDIR", repr(str(nbdir))))
+    monkeypatch.setattr(schedule, "CHILD", (sys.executable, str(script), str(log)))
     ran = []
-
-    def fake_run(key, profile, outdir, timeout=None, progress_bar=False):
-        spec = by_key[key]
-        folder = Path(outdir) / key
-        (folder / "results" / key).mkdir(parents=True)
-        shutil.copy(nbdir / spec.notebook, folder / spec.notebook)
-        (folder / "results" / key / "t.csv").write_text("a,b\n1,2\n")
-        rec = {"chapter": key, "notebook": spec.notebook, "profile": profile, "seconds": 1.0,
-               "finished": f"run {len(ran)}", "results": [f"results/{key}/t.csv"]}
-        (folder / f"{spec.stem}.run.json").write_text(json.dumps(rec))
-        ran.append(key)
-        return rec
-
-    monkeypatch.setattr(schedule, "run_chapter", fake_run)
     book = {"specs": specs, "values": {s.key: {"n": 10} for s in specs}, "ran": ran, "pkg": pkg,
             "nbdir": nbdir, "cache": ChapterCache(tmp_path / "cache"), "tmp": tmp_path, "builds": 0}
 
     def build():
         book["builds"] += 1
-        del ran[:]
+        log.write_text("")
         items = [(s, book["values"][s.key]) for s in specs]
         out = tmp_path / f"runs{book['builds']}"
         recs = schedule.execute_chapters(items, "quick", out, jobs=1, cache=book["cache"], log=lambda *_: None)
+        ran[:] = log.read_text().split()
         for s in specs:  # every chapter has its complete run folder, however it got there
             assert (out / s.key / s.notebook).is_file() and (out / s.key / "results" / s.key / "t.csv").is_file()
         return sorted(ran), recs

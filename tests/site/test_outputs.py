@@ -174,6 +174,15 @@ def test_a_partial_folder_is_live_while_its_writer_holds_the_folder_lock(tmp_pat
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK]
 
 
+def test_a_partial_folder_goes_when_its_process_exits_before_its_own_cleanup(tmp_path):
+    """A signal can land right after the folder is made, before the caller's try/finally (a loaded
+    machine made this happen at the start of a run): the process still removes it as it exits."""
+    out = outputs.prepare_output(tmp_path / "runs")
+    code = "import sys; from attnrank_lite.site import outputs; outputs.partial_dir(sys.argv[1], 'ch01'); 1 / 0"
+    res = subprocess.run([sys.executable, "-c", code, str(out)], cwd=REPO, capture_output=True, text=True)
+    assert "ZeroDivisionError" in res.stderr and not list(out.glob(".partial-*"))
+
+
 WRITER = """
 import sys
 from pathlib import Path
