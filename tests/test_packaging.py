@@ -20,8 +20,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from attnrank_lite.site.lockfile import LOCK_FILE, lock_record
-from attnrank_lite.site.paths import REPO
+from attnrank_lite.site.paths import LOCK_FILE, REPO, lock_record
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 #: top-level modules that only the extras provide (book build, BERT chapter)

@@ -30,9 +30,11 @@ WORKER_BASE_BYTES = 300 * 2 ** 20
 #: inherit it from the command line
 SCHEDULER_ENV = "ATTNRANK_SCHEDULER"
 
-#: BLAS/OpenMP thread variables set to 1 in every worker process started here
-_ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+#: environment variables read by the BLAS/OpenMP libraries numpy, scipy and torch load
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: each of them set to 1, in every worker process started here
+_ONE_THREAD = dict.fromkeys(THREAD_VARS, "1")
 
 
 class TaskTooLarge(ValueError):
@@ -97,7 +99,8 @@ def _connect(address: str, timeout_s: float):
     return out["client"]
 
 
-def _format_bytes(b: float) -> str:
+def format_bytes(b: float) -> str:
+    """``b`` bytes in the largest binary unit it reaches (``1.5 GiB``), with one decimal; KiB below 1 MiB."""
     for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
         if b >= size:
             return f"{b / size:.1f} {unit}"
@@ -152,8 +155,8 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
                 b, what = need(*t)
                 if b > limit[0]:
                     raise TaskTooLarge(
-                        f"task {label(t)} needs about {_format_bytes(b)} for {what}, more than the "
-                        f"{_format_bytes(limit[0])} memory limit of the smallest worker ({limit[1]}); "
+                        f"task {label(t)} needs about {format_bytes(b)} for {what}, more than the "
+                        f"{format_bytes(limit[0])} memory limit of the smallest worker ({limit[1]}); "
                         "give the workers more memory or lower n/beta")
     if executor is None:
         out = []

@@ -84,7 +84,7 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
         cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
     store = ChapterCache(cache) if cache else None
     try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF
-        site_assets.ensure_mathjax(log=log)
+        site_assets.ensure_mathjax()
         if pdf:
             pdf_book.chromium()
     except (RuntimeError, pdf_book.PdfFailed) as exc:
@@ -147,6 +147,6 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
         except pdf_book.PdfFailed as exc:
             raise BuildFailed(f"{exc}; the previous site in {out / 'html'} is unchanged") from exc
     html = out / "html"
-    outputs.replace_folder(new_html, html)  # the previous site is kept as OUT/.retired-html
+    outputs.replace_folder(new_html, html)  # one atomic exchange; the previous site goes with the work folder
     log(f"[attnrank] site built: {html / 'index.html'}")
     return html

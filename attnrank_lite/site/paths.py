@@ -1,41 +1,39 @@
-"""Where the book's sources live, and the one reader of the table of contents (``_toc.yml``)."""
+"""Where the book's sources live, the one reader of the table of contents, and the lock file
+(``requirements.txt``: exact versions and hashes, ``make lock``) named by run records and cache keys."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-__all__ = ["REPO", "NOTEBOOK_DIR", "TOC", "toc_files", "toc_notebooks"]
+__all__ = ["REPO", "NOTEBOOK_DIR", "TOC", "LOCK_FILE", "toc_files", "toc_notebooks", "lock_record"]
 
-#: the repository root (the folder holding ``_toc.yml``, ``book/``, ``notebooks/`` and the package)
+#: the repository root, the chapter notebooks, the table of contents and the lock file (relative to the root)
 REPO = Path(__file__).resolve().parents[2]
-#: where the chapter notebooks live
-NOTEBOOK_DIR = REPO / "notebooks"
-#: the table of contents of the book
-TOC = REPO / "_toc.yml"
+NOTEBOOK_DIR, TOC, LOCK_FILE = REPO / "notebooks", REPO / "_toc.yml", "requirements.txt"
 
 
 def toc_files(toc_path: Path = TOC) -> list[str]:
-    """Every ``file``/``root`` entry of a ``_toc.yml``, in reading order (suffix-less, as written)."""
+    """Every ``root``/``file`` entry of a ``_toc.yml``, in reading order (suffix-less, as written)."""
     import yaml  # the book extra's PyYAML: only the book machinery reads the table of contents
-
-    toc = yaml.safe_load(Path(toc_path).read_text())
-    out = []
 
     def walk(node):
         if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    out.append(node[key])
-            for k, v in node.items():
-                if k not in ("root", "file"):
-                    walk(v)
-        elif isinstance(node, list):
-            for x in node:
-                walk(x)
+            yield from (node[k] for k in ("root", "file") if isinstance(node.get(k), str))
+            node = list(node.values())
+        for child in node if isinstance(node, list) else ():
+            yield from walk(child)
 
-    walk(toc)
-    return out
+    return list(walk(yaml.safe_load(Path(toc_path).read_text())))
 
 
 def toc_notebooks(toc_path: Path = TOC) -> list[str]:
     """Stems of the chapter notebooks listed in the table of contents (``01_slug``), in reading order."""
     return [Path(f).name for f in toc_files(toc_path) if f.startswith("notebooks/")]
+
+
+def lock_record(root: Path = REPO) -> dict:
+    """``{"file": "requirements.txt", "sha256": <hex digest of its bytes>}``; both None outside a checkout."""
+    try:
+        return {"file": LOCK_FILE, "sha256": hashlib.sha256((Path(root) / LOCK_FILE).read_bytes()).hexdigest()}
+    except OSError:
+        return {"file": None, "sha256": None}

@@ -7,13 +7,12 @@ Layout of an output folder ``OUT`` (``python -m attnrank_lite run chNN -o OUT``)
     OUT/chNN/NN_slug.run.json            its run record (parameters, versions, time, tables)
     OUT/chNN/results/chNN/*.csv          its results tables (the notebook links them relatively)
 
-A run writes ``OUT/.partial-chNN-XXXX/`` (live while its lock ``.partial-chNN-XXXX.lock`` is
-held) and, once the notebook has succeeded and the run record is written, swaps it with
-``OUT/chNN`` in one atomic ``rename`` (:func:`outputs.exchange`):
+A run writes ``OUT/.partial-chNN-XXXX/`` (holding the lock ``OUT/.attnrank-output.lock``) and,
+once the notebook has succeeded and the run record is written, exchanges it with ``OUT/chNN`` in
+one atomic step (:func:`outputs.replace_folder`):
 the three parts of a run are always replaced together, a reader finds the previous run or the
 new one, never a mix and never nothing, and an interrupt at any moment leaves the previous run
-as it was and no partial folder behind. The previous run stays, hidden, in ``OUT/.retired-chNN``
-until the next run (for a reader who was inside it during the swap).
+as it was and no partial folder behind.
 """
 from __future__ import annotations
 
@@ -32,9 +31,9 @@ import nbformat
 from . import outputs
 from .chapters import NOTEBOOK_DIR, get_chapter
 from .errors import CellTimeout, KernelDied, RunFailed
-from .lockfile import lock_record
 from .memory import check_memory
 from .pagenote import cpu_model
+from .paths import lock_record
 from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",

@@ -1,261 +1,95 @@
-"""Static assets of the website that must not come from a CDN, and the staged build configuration.
-
-The site renders its mathematics with MathJax 3 served **from the site itself**, so a reader
-without internet access (or behind a firewall) still sees typeset formulas. MathJax
-:data:`MATHJAX_VERSION` comes from the Python package ``django-static-mathjax`` (in the ``book``
-extra and the lock file; it holds the npm package's files, ``es5/`` and its Apache-2.0
-``LICENSE``, and needs nothing else), so no npm is needed. Where that package is missing, a copy
-installed by npm into the ignored folder ``.mathjax/`` is used, and npm installs one as a last
-resort. The files are copied, with MathJax's licence, into the staged book's ``_extra/mathjax/``,
-which Sphinx copies verbatim to ``mathjax/`` at the root of the site (not into ``_static``:
-Jupyter Book would add every script found there to every page). ``_config.yml`` points Sphinx's
-``mathjax_path`` (a path relative to ``_static``) at ``../mathjax/tex-mml-chtml.js``.
-
-Run ``python -m attnrank_lite.site.site_assets`` (the Makefile's ``mathjax`` target) to see which
-copy is used; :func:`attnrank_lite.site.build.build_book` finds it on demand.
-"""
+"""What the build adds to the staged book: MathJax served by the site itself (so that it reads offline;
+from the Python package ``django-static-mathjax``: no CDN, no npm), the icon, the configuration
+and the course page's links. ``make mathjax`` prints the MathJax folder used."""
 from __future__ import annotations
 
-import importlib.util
+import importlib.resources
 import json
 import shutil
-import subprocess
+import tomllib
 from pathlib import Path
 
 import yaml
 
 from .paths import REPO
 
-__all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "MATHJAX_PYPI", "python_mathjax", "ensure_mathjax", "stage_mathjax",
-           "prepare_stage_config",
-           "launch_buttons_enabled", "write_favicon_ico", "write_course_links", "STUDENT_LINK_MARK", "PDF_LINK_MARK",
-           "package_version"]
+__all__ = ["MATHJAX_VERSION", "MATHJAX_ENTRY", "MATHJAX_PYPI", "ensure_mathjax", "stage_mathjax",
+           "prepare_stage_config", "write_favicon_ico", "write_course_links", "STUDENT_LINK_MARK", "PDF_LINK_MARK"]
 
-#: the pinned npm release of MathJax served with the site
-MATHJAX_VERSION = "3.2.2"
-#: the Python package that ships it (pinned in pyproject.toml's book extra)
-MATHJAX_PYPI = "django-static-mathjax==3.2.2.1"
-#: the combined component the pages load (same as Jupyter Book's default CDN file)
-MATHJAX_ENTRY = "tex-mml-chtml.js"
-_PREFIX = REPO / ".mathjax"
-# es5 entries copied to the site besides MATHJAX_ENTRY: the lazily loaded components
-# (TeX extensions, fonts, accessibility, menu, speech rule engine)
+#: the release of MathJax served with the site, the Python package that ships it, the component the
+#: pages load (Jupyter Book's default) and the lazily loaded ones (TeX extensions, fonts, a11y, menu)
+MATHJAX_VERSION, MATHJAX_PYPI, MATHJAX_ENTRY = "3.2.2", "django-static-mathjax==3.2.2.1", "tex-mml-chtml.js"
 _ES5_DIRS = ("a11y", "adaptors", "input", "output", "sre", "ui")
+#: markers in book/course.md that the build replaces with links to what it produced
+STUDENT_LINK_MARK, PDF_LINK_MARK = "<!-- attnrank:student-link -->", "<!-- attnrank:pdf-link -->"
 
 
-def _installed_version(prefix: Path) -> str | None:
-    pkg = prefix / "node_modules" / "mathjax" / "package.json"
+def ensure_mathjax() -> Path:
+    """The ``es5`` folder of MathJax :data:`MATHJAX_VERSION` from :data:`MATHJAX_PYPI` (import name
+    ``mathjax``); a one-line RuntimeError naming what to install when it is missing."""
     try:
-        return json.loads(pkg.read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def python_mathjax() -> Path | None:
-    """The ``es5`` folder of MathJax :data:`MATHJAX_VERSION` from the Python package
-    (:data:`MATHJAX_PYPI`, import name ``mathjax``), or None when it is not installed."""
-    try:
-        spec = importlib.util.find_spec("mathjax")
-    except (ImportError, ValueError):
-        return None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        root = Path(location) / "static" / "mathjax"
-        try:
-            version = json.loads((root / "package.json").read_text())["version"]
-        except (OSError, ValueError, KeyError):
-            continue
-        if version == MATHJAX_VERSION and (root / "es5" / MATHJAX_ENTRY).is_file():
+        root = Path(str(importlib.resources.files("mathjax"))) / "static" / "mathjax"
+        if json.loads((root / "package.json").read_text())["version"] == MATHJAX_VERSION:
             return root / "es5"
-    return None
-
-
-def ensure_mathjax(prefix: Path = _PREFIX, log=print) -> Path:
-    """MathJax :data:`MATHJAX_VERSION`: from the Python package, else from ``prefix`` (npm), else
-    installed there with npm.
-
-    Returns
-    -------
-    pathlib.Path
-        The package's ``es5`` folder (holding :data:`MATHJAX_ENTRY`).
-
-    Raises
-    ------
-    RuntimeError
-        None of the three is possible (the message says what to install, in one line).
-    """
-    es5 = python_mathjax()
-    if es5 is not None:
-        return es5
-    prefix = Path(prefix)
-    es5 = prefix / "node_modules" / "mathjax" / "es5"
-    if _installed_version(prefix) == MATHJAX_VERSION and (es5 / MATHJAX_ENTRY).is_file():
-        return es5
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError(
-            f"MathJax {MATHJAX_VERSION} for the offline-readable site is missing: pip install "
-            f"{MATHJAX_PYPI} (part of the book extra: pip install '.[book]', or make install)")
-    log(f"[attnrank] installing mathjax@{MATHJAX_VERSION} with npm into {prefix}")
-    prefix.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-save", "--no-audit", "--no-fund",
-                           "--loglevel=error", f"mathjax@{MATHJAX_VERSION}"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0 or _installed_version(prefix) != MATHJAX_VERSION:
-        raise RuntimeError(f"npm install of mathjax@{MATHJAX_VERSION} failed:\n{proc.stdout}\n{proc.stderr}")
-    return es5
+    except (ImportError, OSError, ValueError, KeyError):
+        pass
+    raise RuntimeError(f"MathJax {MATHJAX_VERSION} for the offline-readable site is missing: pip install "
+                       f"{MATHJAX_PYPI} (part of the book extra: pip install '.[book]', or make install)")
 
 
 def stage_mathjax(stage: Path, es5: Path | None = None) -> Path:
-    """Copy MathJax into ``stage/_extra/mathjax`` (published as ``mathjax/`` at the site root).
-
-    Returns
-    -------
-    pathlib.Path
-        The staged ``mathjax`` folder.
-    """
-    es5 = Path(es5) if es5 is not None else ensure_mathjax()
-    dst = Path(stage) / "_extra" / "mathjax"
-    if dst.exists():
-        shutil.rmtree(dst)
-    dst.mkdir(parents=True)
-    shutil.copy2(es5 / MATHJAX_ENTRY, dst / MATHJAX_ENTRY)
-    if (es5.parent / "LICENSE").is_file():  # Apache-2.0: the licence travels with the files
-        shutil.copy2(es5.parent / "LICENSE", dst / "LICENSE")
-    for name in _ES5_DIRS:
-        if (es5 / name).is_dir():
-            shutil.copytree(es5 / name, dst / name)
+    """Copy MathJax (entry, lazily loaded parts, licence) to ``stage/_extra/mathjax``, the site's ``mathjax/``."""
+    es5, dst, keep = Path(es5 or ensure_mathjax()), Path(stage) / "_extra" / "mathjax", {MATHJAX_ENTRY, *_ES5_DIRS}
+    shutil.copytree(es5, dst, dirs_exist_ok=True, ignore=lambda d, names: set(names) - keep if d == str(es5) else ())
+    shutil.copy2(es5.parent / "LICENSE", dst)  # Apache-2.0: the licence travels with the files
     return dst
 
 
 def write_favicon_ico(path: Path) -> Path:
-    """Write the site's icon as ``favicon.ico`` (for pages without an icon link, such as the root
-    redirect page, browsers ask the server for ``/favicon.ico``). Same design as ``book/favicon.svg``.
-    """
+    """``book/favicon.svg``'s design as ``favicon.ico``, which browsers ask for on pages without an icon link."""
     from PIL import Image, ImageDraw
 
-    size = 64
-    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
-    draw = ImageDraw.Draw(img)
-    draw.rounded_rectangle((0, 0, size - 1, size - 1), radius=12, fill=(31, 78, 121, 255))
-    # a white italic-ish "A": two strokes and a bar
-    w = (255, 255, 255, 255)
-    draw.line((20, 50, 33, 12), fill=w, width=6)
-    draw.line((33, 12, 44, 50), fill=w, width=6)
-    draw.line((25, 37, 41, 37), fill=w, width=5)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    draw = ImageDraw.Draw(img := Image.new("RGBA", (64, 64), (0, 0, 0, 0)))
+    draw.rounded_rectangle((0, 0, 63, 63), radius=12, fill=(31, 78, 121, 255))
+    for line, width in (((20, 50, 33, 12), 6), ((33, 12, 44, 50), 6), ((25, 37, 41, 37), 5)):
+        draw.line(line, fill=(255, 255, 255, 255), width=width)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     img.save(path, format="ICO", sizes=[(16, 16), (32, 32), (64, 64)])
-    return path
-
-
-def launch_buttons_enabled(config: dict) -> bool:
-    """Launch buttons (Binder, Colab) need the public repository URL: ``repository.url`` in ``_config.yml``."""
-    return bool(str((config.get("repository") or {}).get("url") or "").strip())
-
-
-def package_version() -> str:
-    """The package's version: ``version`` of the repository's ``pyproject.toml``, or the installed
-    distribution's where there is no repository."""
-    import tomllib
-
-    project = REPO / "pyproject.toml"
-    if project.is_file():
-        return tomllib.loads(project.read_text())["project"]["version"]
-    from importlib.metadata import version
-
-    return version("attnrank-lite")
+    return Path(path)
 
 
 def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf: str = "") -> dict:
-    """Adjust the staged ``_config.yml`` for the build and return it.
-
-    ``book_pdf``: the file name of the whole-book PDF this build prints at the site root (empty:
-    none); set as the Sphinx option ``attnrank_book_pdf``, which puts it in every page's download
-    menu (:mod:`attnrank_lite.site.sphinx_ext`).
-
-    Without ``repository.url`` the theme cannot build launch links (it would fail on every
-    notebook page), so the Binder/Colab URLs are blanked in the staged copy and a note is logged.
-    ``student``: sphinx-exercise's ``hide_solutions`` is switched on (the exercises stay, with
-    their numbers; every ``{solution}`` is left out of the pages).
-    """
+    """Write the staged ``_config.yml`` and return it: the package version for the footer, ``hide_solutions``
+    for the ``student`` edition, the PDF ``book_pdf`` for the download menu (empty: none) and,
+    without ``repository.url`` (the theme could not build launch links), no launch buttons (logged)."""
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
-    sphinx = config.setdefault("sphinx", {}) or {}
-    sphinx.setdefault("config", {})["attnrank_version"] = package_version()  # every page's footer
-    config["sphinx"] = sphinx
-    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-    if student or book_pdf:
-        sphinx = config.setdefault("sphinx", {}) or {}
-        if student:
-            sphinx.setdefault("config", {})["hide_solutions"] = True
-        if book_pdf:
-            sphinx.setdefault("config", {})["attnrank_book_pdf"] = book_pdf
-        config["sphinx"] = sphinx
-        path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-    if not launch_buttons_enabled(config):
-        launch = config.setdefault("launch_buttons", {}) or {}
-        if any(launch.get(k) for k in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url")):
+    sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["attnrank_version"] = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    if student:
+        sphinx["hide_solutions"] = True
+    if book_pdf:
+        sphinx["attnrank_book_pdf"] = book_pdf
+    hosts = ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url")
+    if not str((config.get("repository") or {}).get("url") or "").strip():
+        if any((launch := config.setdefault("launch_buttons", {})).get(k) for k in hosts):
             log("[attnrank] note: repository.url is empty in _config.yml, so the Binder/Colab launch "
                 "buttons are left out (see book/rerun.md)")
-        for k in ("binderhub_url", "colab_url", "jupyterhub_url", "deepnote_url"):
-            launch[k] = ""
-        launch["thebe"] = False
-        config["launch_buttons"] = launch
-        path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        launch.update(dict.fromkeys(hosts, ""), thebe=False)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     return config
 
 
-#: markers in book/course.md that the build replaces with links to what it produced
-STUDENT_LINK_MARK = "<!-- attnrank:student-link -->"
-PDF_LINK_MARK = "<!-- attnrank:pdf-link -->"
-
-
 def write_course_links(stage: Path, out: Path, *, pdf: bool, student: bool, pdf_name: str) -> dict:
-    """Link, on the staged course page, only the handouts this build produced or found.
-
-    The course page (``book/course.md``) names the student edition and the PDF with the commands
-    that make them and carries two markers. The build replaces them:
-
-    * the PDF marker, when this build prints the PDF (``pdf``), with a link to ``pdf_name`` at
-      the root of this site, else with a sentence that this site was built without it;
-    * the student-edition marker, when ``out/student/html/index.html`` exists (a student build
-      beside this site, as ``-o OUT/student`` writes it) and this is not itself the student
-      build, with a link to it; else with nothing.
-
-    Parameters
-    ----------
-    stage : path
-        The staged book.
-    out : path
-        The build's output folder (the site goes to ``out/html``).
-    pdf, student : bool
-        Whether this build prints the PDF, and whether it is the student build.
-    pdf_name : str
-        The PDF's file name at the site root.
-
-    Returns
-    -------
-    dict
-        ``{"pdf": bool, "student": bool}``: which links were written.
-    """
+    """Link, on the staged course page, only the handouts that exist: the PDF ``pdf_name`` when ``pdf``, the
+    student edition when ``out/student/html/index.html`` exists and this is not it; the links written."""
     page = Path(stage) / "book" / "course.md"
-    links = {"pdf": bool(pdf), "student": False}
-    if not page.is_file():
-        return links
-    text = page.read_text()
-    student_site = Path(out) / "student" / "html" / "index.html"
-    if not student and student_site.is_file():
-        links["student"] = True
-        text = text.replace(STUDENT_LINK_MARK, ' Built beside this site, it is here: '
-                            '<a href="../../student/html/index.html">the student edition</a>.')
-    else:
-        text = text.replace(STUDENT_LINK_MARK, "")
-    if pdf:
-        text = text.replace(PDF_LINK_MARK, f' This site was built with it: <a href="../{pdf_name}">'
-                            f'download {pdf_name}</a> (also in the download menu of every page).')
-    else:
-        text = text.replace(PDF_LINK_MARK, " This site was built without `--pdf`, so it has no PDF.")
-    page.write_text(text)
+    links = {"pdf": bool(pdf), "student": not student and (Path(out) / "student/html/index.html").is_file()}
+    text = page.read_text().replace(STUDENT_LINK_MARK, ' Built beside this site, it is here: <a href="../../'
+                                    'student/html/index.html">the student edition</a>.' if links["student"] else "")
+    page.write_text(text.replace(PDF_LINK_MARK, f' This site was built with it: <a href="../{pdf_name}">download '
+                                 f'{pdf_name}</a> (also in the download menu of every page).' if pdf else
+                                 " This site was built without `--pdf`, so it has no PDF."))
     return links
 
 

@@ -1,13 +1,15 @@
 """The cache of executed chapters: a change to any input re-executes exactly the chapters it
-affects, and a damaged entry is ignored and replaced (issue 16).
+affects, and an entry is whole or absent (issue 16).
 
 A tiny fake chapter set stands in for the book: three specs with one-cell notebooks, and a
-stand-in for ``run_chapter`` that writes a run folder and counts its calls, so the tests
+stand-in for the chapter process that writes a run folder and logs its runs, so the tests
 exercise the build's real route through :func:`attnrank_lite.site.schedule.execute_chapters`
-and :class:`attnrank_lite.site.cache.ChapterCache` in milliseconds.
+and :class:`attnrank_lite.site.cache.ChapterCache` in seconds.
 """
-import json
+import hashlib
 import shutil
+import sys
+import types
 from pathlib import Path
 
 import nbformat
@@ -15,7 +17,7 @@ import pytest
 
 from attnrank_lite.site import cache as cache_mod
 from attnrank_lite.site import schedule
-from attnrank_lite.site.cache import ChapterCache, chapter_key, package_digest, pinned_versions
+from attnrank_lite.site.cache import ChapterCache, chapter_key, environment, package_digest
 from attnrank_lite.site.spec import ChapterSpec, Param
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,9 +28,25 @@ def _spec(i: int) -> ChapterSpec:
                        params=(Param("n", 10, "int", "size", low=1, high=1000),))
 
 
+#: a stand-in for ``python -m attnrank_lite run KEY ... -o OUT``: the run folder of a one-cell chapter
+FAKE_RUN = """
+import json, shutil, sys
+from pathlib import Path
+log, key, out = sys.argv[1], sys.argv[3], Path(sys.argv[sys.argv.index("-o") + 1])
+nb = f"{key[2:]}_fake.ipynb"
+(out / key / "results" / key).mkdir(parents=True)
+shutil.copy(Path(NBDIR) / nb, out / key / nb)
+(out / key / "results" / key / "t.csv").write_text("a,b\\n1,2\\n")
+with open(log, "a") as f:
+    f.write(key + "\\n")
+rec = {"chapter": key, "notebook": nb, "seconds": 1.0, "finished": f"run {len(open(log).read().split()) - 1}"}
+(out / key / f"{key[2:]}_fake.run.json").write_text(json.dumps(rec))
+"""
+
+
 @pytest.fixture
 def fake_book(tmp_path, monkeypatch):
-    """Three fake chapters, a fake package folder and a counting stand-in for run_chapter."""
+    """Three fake chapters, a fake package folder and a logging stand-in for the chapter process."""
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     specs = [_spec(i) for i in range(3)]
@@ -41,31 +59,20 @@ def fake_book(tmp_path, monkeypatch):
     (pkg / "engine" / "bracket.py").write_text("RANK = 1\n")
     monkeypatch.setattr(schedule, "NOTEBOOK_DIR", nbdir)
     monkeypatch.setattr(cache_mod, "PACKAGE_DIR", pkg)
-    by_key = {s.key: s for s in specs}
+    script, log = tmp_path / "fake_run.py", tmp_path / "ran.log"
+    script.write_text(FAKE_RUN.replace("NBDIR", repr(str(nbdir))))
+    monkeypatch.setattr(schedule, "CHILD", (sys.executable, str(script), str(log)))
     ran = []
-
-    def fake_run(key, profile, outdir, timeout=None, progress_bar=False):
-        spec = by_key[key]
-        folder = Path(outdir) / key
-        (folder / "results" / key).mkdir(parents=True)
-        shutil.copy(nbdir / spec.notebook, folder / spec.notebook)
-        (folder / "results" / key / "t.csv").write_text("a,b\n1,2\n")
-        rec = {"chapter": key, "notebook": spec.notebook, "profile": profile, "seconds": 1.0,
-               "finished": f"run {len(ran)}", "results": [f"results/{key}/t.csv"]}
-        (folder / f"{spec.stem}.run.json").write_text(json.dumps(rec))
-        ran.append(key)
-        return rec
-
-    monkeypatch.setattr(schedule, "run_chapter", fake_run)
     book = {"specs": specs, "values": {s.key: {"n": 10} for s in specs}, "ran": ran, "pkg": pkg,
             "nbdir": nbdir, "cache": ChapterCache(tmp_path / "cache"), "tmp": tmp_path, "builds": 0}
 
     def build():
         book["builds"] += 1
-        del ran[:]
+        log.write_text("")
         items = [(s, book["values"][s.key]) for s in specs]
         out = tmp_path / f"runs{book['builds']}"
         recs = schedule.execute_chapters(items, "quick", out, jobs=1, cache=book["cache"], log=lambda *_: None)
+        ran[:] = log.read_text().split()
         for s in specs:  # every chapter has its complete run folder, however it got there
             assert (out / s.key / s.notebook).is_file() and (out / s.key / "results" / s.key / "t.csv").is_file()
         return sorted(ran), recs
@@ -115,36 +122,37 @@ def test_notebook_change_reexecutes_only_that_chapter(fake_book):
     assert fake_book["build"]()[0] == ["ch92"]
 
 
-def test_installed_version_change_reexecutes_every_chapter(fake_book, monkeypatch):
+@pytest.mark.parametrize("change", ["the lock file", "an installed version"])
+def test_environment_change_reexecutes_every_chapter(fake_book, monkeypatch, change):
     fake_book["build"]()
-    real = pinned_versions()
-    monkeypatch.setattr(schedule, "pinned_versions", lambda: {**real, "numpy": real.get("numpy", "") + ".post1"})
-    assert fake_book["build"]()[0] == ALL
-
-
-@pytest.mark.parametrize("damage", ["truncate a file", "delete a file", "add a file", "no manifest",
-                                    "bad manifest", "only the manifest"])
-def test_damaged_entry_is_ignored_and_replaced(fake_book, damage):
-    fake_book["build"]()
-    root = fake_book["cache"].root
-    entries = [p for p in root.iterdir() if not p.name.startswith(".")]
-    assert len(entries) == 3
-    entry = next(p for p in entries if json.loads((p / "manifest.json").read_text())["chapter"] == "ch91")
-    nb = entry / "run" / "91_fake.ipynb"
-    if damage == "truncate a file":
-        nb.write_bytes(nb.read_bytes()[:20])
-    elif damage == "delete a file":
-        (entry / "run" / "results" / "ch91" / "t.csv").unlink()
-    elif damage == "add a file":
-        (entry / "run" / "stray.txt").write_text("x")
-    elif damage == "no manifest":  # a store interrupted before its last step
-        (entry / "manifest.json").unlink()
-    elif damage == "bad manifest":
-        (entry / "manifest.json").write_text('{"key": ')
+    if change == "the lock file":
+        monkeypatch.setattr(cache_mod, "lock_record", lambda: {"file": "requirements.txt", "sha256": "0" * 64})
     else:
-        shutil.rmtree(entry / "run")
-    assert fake_book["build"]()[0] == ["ch91"]
-    assert fake_book["build"]()[0] == []  # the new entry replaced the damaged one
+        real = list(cache_mod.distributions())
+        monkeypatch.setattr(cache_mod, "distributions", lambda: [
+            types.SimpleNamespace(metadata=d.metadata, version=d.version + ".post1")
+            if d.metadata["Name"].lower() == "numpy" else d for d in real])
+    assert fake_book["build"]()[0] == ALL
+    assert fake_book["build"]()[0] == []
+
+
+def test_a_store_that_fails_midway_leaves_no_entry(fake_book, monkeypatch):
+    """An entry is copied to a hidden folder and renamed into place: a store that fails (a full
+    disk) leaves neither an entry nor its hidden folder, and the next build executes again."""
+    real = shutil.copytree
+
+    def copy_then_fail(src, dst, *args, **kw):  # the whole copy, then a failure before the rename
+        real(src, dst, *args, **kw)
+        if Path(dst).parent.name.startswith(".tmp-"):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_mod.shutil, "copytree", copy_then_fail)
+    ran, recs = fake_book["build"]()
+    assert ran == ALL and all("cache" not in r for r in recs)
+    assert list(fake_book["cache"].root.iterdir()) == []
+    monkeypatch.setattr(cache_mod.shutil, "copytree", real)
+    assert fake_book["build"]()[0] == ALL
+    assert fake_book["build"]()[0] == []
 
 
 def test_package_digest_covers_every_file_of_the_package(tmp_path):
@@ -158,34 +166,28 @@ def test_package_digest_covers_every_file_of_the_package(tmp_path):
     assert package_digest(copy) != package_digest(src)
 
 
-def test_pinned_versions_name_every_requirement():
-    versions = pinned_versions()
-    for line in (REPO / "requirements.txt").read_text().splitlines():
+def test_environment_names_the_lock_file_and_every_locked_package():
+    env = environment()
+    lock = (REPO / "requirements.txt").read_bytes()
+    assert env["lock"] == hashlib.sha256(lock).hexdigest()
+    installed = {name.lower().replace("_", "-").replace(".", "-") for name, _ in
+                 (entry.split("==") for entry in env["installed"])}
+    for line in lock.decode().splitlines():
         line = line.split("#", 1)[0].strip()
         if line and not line.startswith("-"):  # skip the lock file's --hash lines
-            assert line.split("==")[0] in versions
+            assert line.split("==")[0].lower().replace("_", "-").replace(".", "-") in installed, line
 
 
 def test_key_depends_on_profile_and_values(tmp_path):
     nb = tmp_path / "a.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), nb)
-    args = dict(package="p", versions={"numpy": "1"})
+    args = dict(package="p", env={"numpy": "1"})
     k = chapter_key(nb, "ch01", "quick", {"n": 1}, **args)
     assert k == chapter_key(nb, "ch01", "quick", {"n": 1}, **args)
     assert k != chapter_key(nb, "ch01", "book", {"n": 1}, **args)
     assert k != chapter_key(nb, "ch01", "quick", {"n": 2}, **args)
-    assert k != chapter_key(nb, "ch01", "quick", {"n": 1}, package="q", versions={"numpy": "1"})
-
-
-def test_cache_keeps_a_bounded_number_of_entries_per_chapter(fake_book):
-    fake_book["cache"].keep = 2
-    for n in range(11, 15):
-        fake_book["values"]["ch90"] = {"n": n}
-        fake_book["build"]()
-    root = fake_book["cache"].root
-    chapters = [json.loads((p / "manifest.json").read_text())["chapter"] for p in root.iterdir()
-                if not p.name.startswith(".")]
-    assert chapters.count("ch90") == 2 and chapters.count("ch91") == 1
+    assert k != chapter_key(nb, "ch01", "quick", {"n": 1}, package="q", env={"numpy": "1"})
+    assert k != chapter_key(nb, "ch01", "quick", {"n": 1}, package="p", env={"numpy": "2"})
 
 
 def test_a_cache_that_cannot_be_written_does_not_fail_the_build(fake_book):
@@ -246,12 +248,17 @@ def test_chapter_7s_key_follows_the_bytes_of_its_store(tmp_path):
     store = tmp_path / "laws.sqlite"
     shutil.copy(REPO / SPEC.profile("book")["store"], store)
     values = SPEC.validate({**SPEC.profile("quick"), "store": str(store)})
-    key = schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"]
+
+    def key():
+        return chapter_key(REPO / "notebooks" / SPEC.notebook, "ch07", "quick", values, "p", {},
+                           SPEC.inputs(values))
+
+    first = key()
     data = store.read_bytes()
     store.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    assert schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"] != key
+    assert key() != first
     store.write_bytes(data)
-    assert schedule.chapter_keys([(SPEC, values)], "quick", package="p", versions={})["ch07"] == key
+    assert key() == first
 
 
 def test_an_input_file_change_reexecutes_only_its_chapter(fake_book):

@@ -21,7 +21,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from attnrank_lite.site import build, cli, outputs, runner
+from attnrank_lite.site import build, cli, memory, outputs, runner
 from attnrank_lite.site.chapters import NOTEBOOK_DIR, get_chapter
 from attnrank_lite.site.memory import TooLarge, ball_grid_points, check_memory, largest_need
 from attnrank_lite.site.params import ParameterError, validate_notebook_parameters
@@ -132,44 +132,55 @@ def test_chapter_slot_that_is_a_file_is_refused_before_any_work(tmp_path):
     assert res.returncode == cli.EXIT["output folder refused"]
     assert "is a file, not an output folder" in one_error_line(res.stderr)
     assert "executed" not in res.stdout  # refused before the notebook ran, not after
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "ch01"]  # no partial folder made
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "ch01"]  # no partial folder made
     assert (out / "ch01").read_text() == "not a run"
 
 
-HOLD_LOCK = """
+HOLD_PARTIAL = """
 import sys, time
-from filelock import FileLock
-lock = FileLock(sys.argv[1]); lock.acquire()
-print("held", flush=True)
+from pathlib import Path
+from attnrank_lite.site import outputs
+tmp = outputs.partial_dir(Path(sys.argv[1]), "ch01")
+(tmp / "table.csv").write_text("work")
+print(tmp, flush=True)
 time.sleep(120)
 """
 
 
-def test_partial_folders_are_judged_by_their_lock_not_by_a_pid(tmp_path):
-    """A partial folder is live while a process holds its lock, whatever pid its name carries (a
-    process in another PID namespace has a pid that means nothing here); one whose lock nobody
-    holds (the owner was killed) is removed."""
+def test_a_partial_folder_is_live_while_its_writer_holds_the_folder_lock(tmp_path):
+    """Whatever pid or name it carries, a partial folder is left alone while its writer holds the
+    output folder's lock (another writer waits), and removed by the next writer once that writer
+    was killed outright (kill -9: no cleanup of its own)."""
+    from filelock import FileLock, Timeout
+
     out = outputs.prepare_output(tmp_path)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
-    live = out / f".partial-{dead}-ch01-efgh"  # the pid of a process that has exited: irrelevant
-    stale = out / f".partial-{os.getpid()}-ch01-abcd"  # this live process's pid: irrelevant too
-    for folder in (live, stale):
-        folder.mkdir()
-        (folder / "table.csv").write_text("work")
-        (out / f"{folder.name}.lock").touch()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / f"{live.name}.lock")],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_PARTIAL, str(out)], stdout=subprocess.PIPE, text=True,
+                              cwd=REPO)
     try:
-        assert holder.stdout.readline().strip() == "held"
+        live = Path(holder.stdout.readline().strip())
+        with pytest.raises(Timeout):
+            FileLock(str(out / outputs.LOCK)).acquire(timeout=0.5)  # a second writer has to wait
         outputs.prepare_output(out)
-        assert live.exists() and (live / "table.csv").read_text() == "work"
-        assert not stale.exists() and not (out / f"{stale.name}.lock").exists()
+        assert (live / "table.csv").read_text() == "work"
     finally:
         holder.kill()
         holder.wait()
-    outputs.prepare_output(out)  # the holder is gone (as after kill -9): its folder is stale now
-    assert not live.exists()
+    assert live.is_dir()  # nothing cleaned it up ...
+    new = outputs.partial_dir(out, "ch01")
+    try:
+        assert not live.exists() and new.is_dir()  # ... until the next writer came
+    finally:
+        outputs.release_partial(new)
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK]
+
+
+def test_a_partial_folder_goes_when_its_process_exits_before_its_own_cleanup(tmp_path):
+    """A signal can land right after the folder is made, before the caller's try/finally (a loaded
+    machine made this happen at the start of a run): the process still removes it as it exits."""
+    out = outputs.prepare_output(tmp_path / "runs")
+    code = "import sys; from attnrank_lite.site import outputs; outputs.partial_dir(sys.argv[1], 'ch01'); 1 / 0"
+    res = subprocess.run([sys.executable, "-c", code, str(out)], cwd=REPO, capture_output=True, text=True)
+    assert "ZeroDivisionError" in res.stderr and not list(out.glob(".partial-*"))
 
 
 WRITER = """
@@ -195,7 +206,7 @@ def test_writers_released_at_once_queue_on_the_folder_lock(tmp_path):
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errors
     assert (out / "ch01" / "run.json").read_text().endswith("9")  # the last replacement of some writer
-    assert {p.name for p in out.iterdir()} == {outputs.MARKER, outputs.LOCK, "ch01", ".retired-ch01"}
+    assert {p.name for p in out.iterdir()} == {outputs.MARKER, outputs.LOCK, "ch01"}
 
 
 @ON_PREVIOUS_RUN
@@ -206,27 +217,22 @@ def test_symlinked_chapter_folder_is_refused_and_nothing_is_claimed(tmp_path, pr
     target = tmp_path / "elsewhere"
     shutil.copytree(previous_run / "ch01", target)
     before = snapshot(target)
-    for link in ("ch01", ".retired-ch01"):
-        (out / link).symlink_to(target, target_is_directory=True)
-        res = run_cli("run", "ch01", "--profile", "quick", "-o", str(out))
-        assert res.returncode == cli.EXIT["output folder refused"]
-        line = one_error_line(res.stderr)
-        assert "symbolic link" in line and "unchanged" not in line
-        assert snapshot(target) == before
-        (out / link).unlink()
+    (out / "ch01").symlink_to(target, target_is_directory=True)
+    res = run_cli("run", "ch01", "--profile", "quick", "-o", str(out))
+    assert res.returncode == cli.EXIT["output folder refused"]
+    line = one_error_line(res.stderr)
+    assert "symbolic link" in line and "unchanged" not in line
+    assert snapshot(target) == before
 
 
-def test_retiring_never_follows_a_link(tmp_path):
+def test_removing_leftover_partial_folders_never_follows_a_link(tmp_path):
     target = tmp_path / "precious"
     target.mkdir()
     (target / "keep.txt").write_text("mine")
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / ".retired-ch01").symlink_to(target, target_is_directory=True)
-    old = out / "old"
-    old.mkdir()
-    outputs.retire(old, out / "ch01")
-    assert (target / "keep.txt").read_text() == "mine" and (out / ".retired-ch01").is_dir()
+    out = outputs.prepare_output(tmp_path / "out")
+    (out / ".partial-ch01-abc").symlink_to(target, target_is_directory=True)
+    outputs.release_partial(outputs.partial_dir(out, "ch01"))
+    assert (target / "keep.txt").read_text() == "mine"
 
 
 # ---------------------------------------------------------------- replacing outputs together
@@ -270,11 +276,11 @@ def test_replacing_keeps_a_whole_version_at_every_moment(tmp_path, monkeypatch):
         assert contents(fd) == dict.fromkeys(names, "1")
     finally:
         os.close(fd)
+    assert {p.read_text() for p in made[1].iterdir()} == {"0"}  # the exchange left the previous one here
     outputs.replace_folder(version(2), dst)
     for new in made:
-        outputs.release_partial(new)  # what run_chapter does after the swap: the partials' locks go
+        outputs.release_partial(new)  # what run_chapter does after the exchange
     assert {p.read_text() for p in dst.iterdir()} == {"2"}
-    assert {p.read_text() for p in (tmp_path / ".retired-ch01").iterdir()} == {"1"}
     assert not list(tmp_path.glob(".partial-*"))
 
 
@@ -291,7 +297,7 @@ def test_rerun_replaces_notebook_record_and_tables_together(previous_run, tmp_pa
     assert rec["parameters"]["eps"] == 0.3 and "eps = 0.3" in injected.source
     eps_rows = pd.read_csv(run / "results" / "ch01" / "exact_cases.csv")["eps"]
     assert 0.3 in set(eps_rows) and 0.25 not in set(eps_rows)  # the tables of the new run
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, ".retired-ch01", "ch01"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "ch01"]
 
 
 @ON_PREVIOUS_RUN
@@ -433,8 +439,7 @@ def test_failed_build_keeps_the_previous_site(tmp_path, tiny_build):
     tiny_build["ok"] = True
     build.build_book(profile="quick", out=out, log=lambda *_: None)
     assert (html / "index.html").read_text() == "new site"
-    assert (out / ".retired-html" / "index.html").read_text() == "previous site"
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, ".retired-html", "html"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "html"]
 
 
 @pytest.mark.parametrize("entries", [["index.html"], ["html"], ["html", "notes.txt"]])
@@ -487,6 +492,16 @@ def test_memory_refusal_before_any_work(tmp_path):
     line = one_error_line(res.stderr)
     assert "'betas'" in line and "GiB" in line and "16.0 GiB available" in line
     assert not (tmp_path / "o").exists()
+
+
+def test_a_containers_cgroup_limit_caps_the_available_memory(tmp_path, monkeypatch):
+    monkeypatch.delenv("ATTNRANK_MEMORY_LIMIT", raising=False)
+    monkeypatch.setattr(memory, "CGROUP", tmp_path)
+    (tmp_path / "memory.max").write_text(f"{2 * 2 ** 20}\n")
+    (tmp_path / "memory.current").write_text(f"{2 ** 20}\n")
+    assert memory.available_memory() == 2 ** 20  # the cgroup's headroom, far below the machine's
+    (tmp_path / "memory.max").write_text("max\n")  # a cgroup without a limit
+    assert memory.available_memory() > 2 ** 20
 
 
 def test_notebook_validation_checks_memory_and_underscore_names(monkeypatch):
@@ -547,25 +562,5 @@ def test_signal_during_site_build_keeps_the_previous_site(tmp_path, sig, status)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == status, err
     assert "previous site" in one_error_line(err) and "unchanged" in err
-    assert snapshot(out) == before
+    assert {k: v for k, v in snapshot(out).items() if k != outputs.LOCK} == before
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, outputs.LOCK, "html"]
-
-
-def test_a_new_partial_whose_lock_someone_holds_for_a_moment_draws_another_name(tmp_path, monkeypatch):
-    """Between a writer creating its new lock file and locking it, another writer cleaning stale
-    partials can lock it (CI saw 'could not be acquired'): the writer must draw another name."""
-    from filelock import FileLock
-
-    out = outputs.prepare_output(tmp_path / "runs")
-    names = iter(["a" * 32, "b" * 32])
-    monkeypatch.setattr(outputs.uuid, "uuid4", lambda: types.SimpleNamespace(hex=next(names)))
-    other = FileLock(str(out / f".partial-ch01-{'a' * 12}.lock"))
-    other.acquire(timeout=0)  # the other writer, holding the lock file of the first name
-    try:
-        new = outputs.partial_dir(out, "ch01")
-    finally:
-        other.release()
-    try:
-        assert new.name == f".partial-ch01-{'b' * 12}" and new.is_dir()
-    finally:
-        outputs.release_partial(new)

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import attnrank_lite
 from attnrank_lite.site import site_assets, sphinx_ext
 from attnrank_lite.site.runner import is_plumbing
 
@@ -38,7 +39,7 @@ def test_build_sets_the_pdf_option_only_with_pdf(tmp_path):
         site_assets.prepare_stage_config(stage, log=lambda *_: None, book_pdf=book_pdf)
         config = yaml.safe_load((stage / "_config.yml").read_text())["sphinx"]["config"]
         assert config.get("attnrank_book_pdf", "") == book_pdf
-        assert config["attnrank_version"] == site_assets.package_version()
+        assert config["attnrank_version"] == attnrank_lite.__version__  # pyproject.toml's, by another test
 
 
 @pytest.mark.parametrize("source, plumbing", [

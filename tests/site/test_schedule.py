@@ -1,57 +1,69 @@
 """Chapters side by side: at most ``jobs`` at once, within the memory available, one BLAS thread
 each at the default (issue 16)."""
+import json
+import os
+import sys
+
 import pytest
 
+from attnrank_lite.engine.parallel import THREAD_VARS
 from attnrank_lite.site import schedule
 from attnrank_lite.site.chapters import all_chapters
-from attnrank_lite.site.memory import largest_need
-from attnrank_lite.site.schedule import KERNEL_OVERHEAD, THREAD_VARS, next_to_start, plan_memory, thread_env
+from attnrank_lite.site.memory import MemoryNeed
+from attnrank_lite.site.schedule import KERNEL_OVERHEAD
+from attnrank_lite.site.spec import ChapterSpec, Param
 
 GiB = 2.0 ** 30
 
 
-def test_at_most_jobs_at_once():
-    assert next_to_start([1.0, 1.0], [1.0, 1.0], jobs=2, budget=None) is None
-    assert next_to_start([1.0, 1.0], [1.0], jobs=2, budget=None) == 0
+#: a stand-in for ``python -m attnrank_lite run KEY ... -o OUT``: logs its start and end, writes a run
+FAKE_RUN = """
+import json, os, sys, time
+from pathlib import Path
+key, out, log = sys.argv[3], Path(sys.argv[sys.argv.index("-o") + 1]), sys.argv[1]
+env = json.dumps({v: os.environ.get(v) for v in NAMES}).replace(" ", "")
+with open(log, "a") as f:
+    f.write(f"{time.time()} start {key} {env}\\n")
+time.sleep(0.6)
+(out / key).mkdir(parents=True)
+(out / key / f"{key[2:]}_fake.run.json").write_text(json.dumps({"chapter": key, "seconds": 0.6}))
+with open(log, "a") as f:
+    f.write(f"{time.time()} end {key}\\n")
+"""
 
 
-def test_memory_bounds_what_runs_together():
-    # 6 GiB free, 4 GiB running: the 3 GiB chapter waits, the 1 GiB one behind it may start
-    assert next_to_start([3 * GiB, 1 * GiB], [4 * GiB], jobs=4, budget=6 * GiB) == 1
-    assert next_to_start([3 * GiB], [4 * GiB], jobs=4, budget=6 * GiB) is None
-    # alone a chapter always starts (it was checked against the machine before the build)
-    assert next_to_start([7 * GiB], [], jobs=4, budget=6 * GiB) == 0
-
-
-def test_simulated_build_never_exceeds_the_budget():
-    """Drive next_to_start like the build loop does (finish the oldest when nothing can start)."""
-    needs = [5 * GiB, 1 * GiB, 4 * GiB, 2 * GiB, 3 * GiB, 0.5 * GiB]
-    budget, jobs = 6 * GiB, 3
-    pending, running, peak, started = list(needs), [], 0.0, 0
-    while pending or running:
-        i = next_to_start(pending, running, jobs, budget)
-        if i is None:
-            running.pop(0)
+def test_side_by_side_stays_within_jobs_and_memory(tmp_path, monkeypatch):
+    """Six chapter processes through the real pool: at no moment do more than ``jobs`` run, nor
+    more than the budget's worth of memory unless one runs alone (each counted as its estimate plus a
+    kernel); each child gets its share of the memory and cores // jobs BLAS threads; every run lands
+    in its folder."""
+    needs = [5, 1, 4, 2, 3, 0.5]  # GiB, with a budget of 6 and 3 jobs
+    specs = [ChapterSpec(key=f"ch9{i}", notebook=f"9{i}_fake.ipynb", title="fake",
+                         params=(Param("n", 1, "int", "size", low=1, high=9),),
+                         memory=lambda v, g=g: [MemoryNeed(g * GiB - KERNEL_OVERHEAD, "n", "arrays")])
+             for i, g in enumerate(needs)]
+    script, log = tmp_path / "fake_run.py", tmp_path / "events.log"
+    script.write_text(FAKE_RUN.replace("NAMES", repr([*THREAD_VARS, "ATTNRANK_MEMORY_LIMIT"])))
+    monkeypatch.setattr(schedule, "CHILD", (sys.executable, str(script), str(log)))
+    monkeypatch.setattr(schedule, "available_memory", lambda: 6 * GiB)
+    monkeypatch.delenv("ATTNRANK_MEMORY_LIMIT", raising=False)  # each child gets its share of the 6 GiB
+    recs = schedule.execute_chapters([(s, {"n": 1}) for s in specs], "quick", tmp_path / "runs", jobs=3,
+                                     log=lambda *_: None)
+    assert [r["chapter"] for r in recs] == [s.key for s in specs]
+    assert all((tmp_path / "runs" / s.key / f"{s.stem}.run.json").is_file() for s in specs)
+    running, peak_jobs, threads = set(), 0, str(max(1, (os.cpu_count() or 1) // 3))
+    for line in sorted(log.read_text().splitlines(), key=lambda ln: float(ln.split()[0])):
+        _, event, key, *env = line.split()
+        if event == "end":
+            running.discard(key)
             continue
-        running.append(pending.pop(i))
-        started += 1
-        assert len(running) <= jobs
-        peak = max(peak, sum(running))
-    assert started == len(needs) and peak <= budget
-
-
-def test_thread_limits():
-    env = thread_env(jobs=2, cores=2)
-    assert set(env) == set(THREAD_VARS) and set(env.values()) == {"1"}
-    assert set(thread_env(jobs=2, cores=16).values()) == {"8"}
-    assert set(thread_env(jobs=32, cores=16).values()) == {"1"}
-
-
-@pytest.mark.parametrize("spec", all_chapters(), ids=lambda s: s.key)
-def test_plan_memory_is_the_estimate_plus_a_kernel(spec):
-    values = spec.validate(spec.profile("book"))
-    need = largest_need(spec, values)
-    assert plan_memory(spec, values) == pytest.approx((need.bytes if need else 0) + KERNEL_OVERHEAD)
+        env = json.loads(env[0])
+        assert {env[v] for v in THREAD_VARS} == {threads}
+        assert needs[int(key[3])] * GiB - KERNEL_OVERHEAD <= int(env["ATTNRANK_MEMORY_LIMIT"]) <= 6 * GiB
+        assert not running or sum(needs[int(k[3])] for k in running | {key}) <= 6, (running, key)
+        running.add(key)
+        peak_jobs = max(peak_jobs, len(running))
+    assert 2 <= peak_jobs <= 3  # side by side, never more than jobs
 
 
 def test_side_by_side_reports_a_failing_chapter(tmp_path, monkeypatch):
