@@ -51,7 +51,7 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
         else:
             todo.append((spec, values))
     budget, gate, held, procs, stopped = available_memory(), threading.Condition(), [], [], threading.Event()
-    env = {k: v for k, v in os.environ.items() if k != "ATTNRANK_PROGRESS_TTY"} | {"ATTNRANK_PROGRESS": "0"}
+    env = {**os.environ, "ATTNRANK_PROGRESS": "0"}
     env |= dict.fromkeys(THREAD_VARS, str(max(1, (os.cpu_count() or 1) // jobs)))
 
     def run(spec, values):
