@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ..checker import check_file
+from .. import checker
 from ..engine.certificate_file import CertificateFileError, verify_file
 
 __all__ = ["add_parser", "cmd_verify", "independent_opinion", "NOT_VERIFIED", "REFUSED"]
@@ -37,7 +37,7 @@ def independent_opinion(path, ok: bool) -> tuple[int, str]:
     ``ok`` on the file at ``path``; else :data:`REFUSED` (the checker refused the file) or
     :data:`NOT_VERIFIED` (the verdicts differ) and one line saying so."""
     try:
-        report = check_file(path)
+        report = checker.check_file(path)
     except ValueError as exc:
         return REFUSED, f"refused by the independent checker: {exc}"
     if report.ok == ok:
