@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import traceback
@@ -135,9 +136,10 @@ def _number(kind, low: float, what: str, strict: bool):
 
 
 class _OneLineParser(argparse.ArgumentParser):
-    """argparse's errors as one line with a hint (instead of the usage block), exit status 2."""
+    """argparse's errors as one line naming the parameter, with a hint (not the usage block), exit 2."""
 
     def error(self, message):
+        message = re.sub(r"^argument ([-\w/]+):", r"parameter '\1':", message)
         self.exit(EXIT["bad parameter"], f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 

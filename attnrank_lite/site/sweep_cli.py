@@ -1,17 +1,11 @@
 """``python -m attnrank_lite sweep``: the spherical law at scale, stored in SQLite, resumable.
 
-Compute (each finished row committed to the store with its certificate at once; a rerun skips
-what is stored and recomputes a row whose certificate is missing or disagrees with it)::
-
-    python -m attnrank_lite sweep --d 2 3 4 --n 20000 --beta 4 8 16 --eps 0.1 0.25 \\
-        --store laws.sqlite [--workers N | --scheduler tcp://HOST:PORT]
-
-Without ``--workers`` and ``--scheduler``, ``$ATTNRANK_SCHEDULER`` names the scheduler; unset,
-the rows are computed in this process. ``--report FILE [--figure PNG]`` prints the store's law
-table judged against (d-1)/2 by the book's rule and writes its figure, after rechecking the rows
-it shows from their certificates (exit 11 when one fails). ``--verify FILE [--independent]``
-rechecks every stored row (one line per failing row, a summary; exit 11 on any failure;
-``--independent``: :mod:`attnrank_lite.checker` must agree on each).
+``sweep --d 2 3 --n 20000 --beta 4 8 --eps 0.1 --store laws.sqlite [--workers N | --scheduler
+ADDR]`` commits each row with its certificate at once (a rerun skips what is stored, recomputing
+a row whose certificate is missing or disagrees; ``$ATTNRANK_SCHEDULER`` is the default scheduler,
+else this process). ``sweep --report FILE [--figure PNG]``: the law table judged against (d-1)/2 by
+the book's rule and its figure, after rechecking the rows it shows (exit 11 if one fails).
+``sweep --verify FILE [--independent]``: every row rechecked from its certificate (exit 11).
 """
 from __future__ import annotations
 
@@ -55,17 +49,17 @@ def _store_errors(parameter: str, note: str = ""):
 
 
 def add_parser(sub, common) -> None:
-    """Register the ``sweep`` subcommand (values are parsed by :func:`cmd_sweep`, naming the parameter)."""
+    """Register the ``sweep`` subcommand."""
     p = sub.add_parser("sweep", parents=[common],
                        help="the spherical law for several d, stored in SQLite (resumable), or its report")
-    p.add_argument("--d", nargs="+", metavar="D", help="dimensions (points on S^(d-1))")
-    p.add_argument("--n", metavar="N", help="points per sphere")
-    p.add_argument("--beta", nargs="+", metavar="BETA", help="inverse temperatures (at least two)")
-    p.add_argument("--eps", nargs="+", metavar="EPS", help="error levels in (0, 1)")
+    p.add_argument("--d", nargs="+", type=int, metavar="D", help="dimensions (points on S^(d-1))")
+    p.add_argument("--n", type=int, metavar="N", help="points per sphere")
+    p.add_argument("--beta", nargs="+", type=float, metavar="BETA", help="inverse temperatures (at least two)")
+    p.add_argument("--eps", nargs="+", type=float, metavar="EPS", help="error levels in (0, 1)")
     p.add_argument("--points", default="well-spread", help="point set: well-spread (default) or random")
-    p.add_argument("--seed", default="0", help="seed of the point set (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the point set (default 0)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
-    p.add_argument("--workers", metavar="N", help="start a local Dask cluster of N worker processes")
+    p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
     p.add_argument("--scheduler", metavar="ADDR",
                    help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
@@ -76,21 +70,10 @@ def add_parser(sub, common) -> None:
                    help="with --verify: also recheck each row with the independent checker; they must agree")
 
 
-def _numbers(name: str, texts, kind):
-    if not texts:
-        raise ParameterError(f"parameter '--{name}' is required")
-    try:
-        return [kind(t) for t in texts]
-    except ValueError:
-        raise ParameterError(f"parameter '--{name}' must be {'whole ' if kind is int else ''}numbers; "
-                             f"got {' '.join(texts)}") from None
-
-
 def _executor(args):
     """``(workers, scheduler)`` checked before any work, naming the parameter or variable."""
-    workers = None
-    if args.workers is not None:
-        workers, = _numbers("workers", [args.workers], int)
+    workers = args.workers
+    if workers is not None:
         if args.scheduler:
             raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
         if not 1 <= workers <= max_local_workers():
@@ -108,8 +91,8 @@ def _executor(args):
 
 
 def store_report(store, figure=None, log=print) -> Path:
-    """Print the store's summary, command and law table judged by the book's rule
-    (:func:`attnrank_lite.laws.scale_report.report_lines`); write the figure and return its path."""
+    """Print the store's summary, command and law table judged by the book's rule; write the
+    figure and return its path."""
     from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
 
     with _store_errors("--report"):
@@ -125,11 +108,11 @@ def store_report(store, figure=None, log=print) -> Path:
     return path
 
 
-def _command(args, ds, n, betas, eps, seed) -> str:
+def _command(args) -> str:
     """The sweep's command line as it would be typed (store path as given)."""
     from ..laws.scale_report import sweep_command
 
-    cmd = sweep_command(ds, n, betas, eps, args.points, seed, store=args.store)
+    cmd = sweep_command(args.d, args.n, args.beta, args.eps, args.points, args.seed, store=args.store)
     return cmd + (f" --workers {args.workers}" if args.workers else
                   f" --scheduler {args.scheduler}" if args.scheduler else "")
 
@@ -159,8 +142,10 @@ def cmd_sweep(args) -> int:
         return status
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
-    ds, betas, eps = _numbers("d", args.d, int), _numbers("beta", args.beta, float), _numbers("eps", args.eps, float)
-    (n,), (seed,) = _numbers("n", [args.n] if args.n else None, int), _numbers("seed", [args.seed], int)
+    for name in ("d", "n", "beta", "eps"):
+        if getattr(args, name) is None:
+            raise ParameterError(f"parameter '--{name}' is required")
+    ds, n, betas, eps, seed = args.d, args.n, args.beta, args.eps, args.seed
     try:
         scale.check_sweep_parameters(ds, n, betas, eps, args.points, seed)
     except ValueError as exc:  # name the parameter as it is typed
@@ -187,7 +172,7 @@ def cmd_sweep(args) -> int:
             try:
                 res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
                                       limit=None if avail is None else (avail, "this machine"),
-                                      command=_command(args, ds, n, betas, eps, seed), executor_name=where)
+                                      command=_command(args), executor_name=where)
             except TaskTooLarge as exc:
                 raise TooLarge(str(exc)) from None
     finally:
@@ -204,13 +189,9 @@ def _err(line: str) -> None:
 
 
 def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
-    """``sweep --verify STORE``: recheck every stored row (all code hashes) from its certificate;
-    ``independent``: :mod:`attnrank_lite.checker` must also agree on each rebuilt file.
-
-    One line per failing row to ``err`` (``error: d=3 n=200 beta=8 eps=0.25 well-spread seed=0
-    [1, 1]: not verified: ...``; a row without a certificate fails), then one summary line to
-    ``log``. Returns 0 when every row passed, else :data:`~attnrank_lite.site.verify_cli.NOT_VERIFIED`.
-    """
+    """``sweep --verify STORE``: recheck every stored row from its certificate (``independent``:
+    the checker must agree too); one line per failing row (one without a certificate fails) to
+    ``err``, a summary to ``log``. Returns 0 when every row passed, else NOT_VERIFIED (11)."""
     from ..laws import law_store
     from ..laws.row_certificates import recheck_rows
 
@@ -234,9 +215,8 @@ def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
 
 
 def refuse_unverified(store, log=print, err=_err) -> int:
-    """Before ``sweep --report`` fits anything: recheck the rows it shows
-    (:func:`attnrank_lite.laws.scale_report.recheck_stored`) and refuse (one line per failing
-    row, exit 11) when a row fails or the store keeps no certificates. Returns 0 otherwise."""
+    """Before ``sweep --report`` fits anything: recheck the rows it shows and refuse (one line per
+    failing row; returns 11) when one fails or the store keeps no certificates; else return 0."""
     from ..laws import scale_report
 
     try:
