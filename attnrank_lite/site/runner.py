@@ -56,13 +56,13 @@ def package_versions() -> dict:
     """Versions of Python and of the packages that shape the book's numbers and pages."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {"python": platform.python_version()}
-    for name in KEY_PACKAGES:
+    def installed(name):
         try:
-            out[name] = version(name)
+            return version(name)
         except PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+            return "not installed"
+
+    return {"python": platform.python_version(), **{name: installed(name) for name in KEY_PACKAGES}}
 
 
 def _cpu_model() -> str:
@@ -85,12 +85,9 @@ def machine_record() -> dict:
 
 def resolve_parameters(chapter: str, overrides: dict | None = None, profile: str = "book",
                        available_memory: float | None = None):
-    """Validate a chapter's parameters before any work, memory estimate included.
-
-    Returns ``(spec, values)``: the chapter and the full validated parameter set (the profile's
-    values updated by ``overrides``). Raises :class:`ParameterError` for a wrong name or value,
-    :class:`~attnrank_lite.site.memory.TooLarge` when the estimated memory exceeds what is available.
-    """
+    """``(spec, values)``: the chapter and its full validated parameters (the profile's updated by
+    ``overrides``), checked before any work: ParameterError for a wrong name or value, TooLarge
+    when the estimated memory exceeds what is available."""
     spec = get_chapter(chapter)
     values = spec.profile(profile)
     values.update(spec.validate(overrides or {}, partial=True))
@@ -112,13 +109,6 @@ def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
     return out
 
 
-def _call_name(node) -> str | None:
-    if isinstance(node, ast.Call):
-        f = node.func
-        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-    return None
-
-
 def is_plumbing(source: str) -> bool:
     """Whether a code cell is plumbing: imports, ``P = validate_notebook_parameters(...)`` and
     ``glue(...)`` calls (also in a ``for`` loop) and nothing else, not imports alone. Such a
@@ -131,8 +121,8 @@ def is_plumbing(source: str) -> bool:
     def ok(stmt) -> bool:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return True
-        if isinstance(stmt, (ast.Expr, ast.Assign)):
-            return _call_name(stmt.value) in PLUMBING_CALLS
+        if isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call):
+            return getattr(stmt.value.func, "id", getattr(stmt.value.func, "attr", None)) in PLUMBING_CALLS
         return isinstance(stmt, ast.For) and not stmt.orelse and all(ok(s) for s in stmt.body)
 
     return bool(body) and all(ok(s) for s in body) and not all(
