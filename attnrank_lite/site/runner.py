@@ -173,31 +173,29 @@ def _output_to_file(path: Path):
     go to ``path``, not between the user's messages: a failure is one line, ``--debug`` shows
     them. Python-level writes to ``sys.stderr`` (papermill's progress bar) still reach the terminal."""
     try:
-        real = sys.stderr is not None and sys.stderr.fileno() == 2
-    except (AttributeError, OSError, ValueError):
+        real = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # no sys.stderr, or one without a file descriptor
         real = False
     if real:
         sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 2)
-    os.close(fd)
-    old = sys.stderr
+    saved, old = os.dup(2), sys.stderr
+    with open(path, "w") as f:
+        os.dup2(f.fileno(), 2)
     if real:
         sys.stderr = open(os.dup(saved), "w", buffering=1, encoding=old.encoding, errors="backslashreplace")
-    handler = logging.FileHandler(path, mode="a", delay=True)
+    handler = logging.FileHandler(path, delay=True)
     handler.setFormatter(logging.Formatter("%(name)s %(levelname)s: %(message)s"))
-    loggers = [logging.getLogger(n) for n in ("papermill", "nbclient", "traitlets", "jupyter_client")]
-    propagate = [lg.propagate for lg in loggers]
+    names = ("papermill", "nbclient", "traitlets", "jupyter_client")
+    loggers = {lg: lg.propagate for lg in map(logging.getLogger, names)}
     for lg in loggers:
         lg.addHandler(handler)
         lg.propagate = False
     try:
         yield
     finally:
-        for lg, p in zip(loggers, propagate):
+        for lg, propagate in loggers.items():
             lg.removeHandler(handler)
-            lg.propagate = p
+            lg.propagate = propagate
         handler.close()
         if real:
             sys.stderr.close()
@@ -247,12 +245,6 @@ def _read_saved(path: Path):
         return None
 
 
-def _never_started(path: Path) -> bool:
-    """No cell has run (papermill marks every cell "completed" when the kernel fails to start)."""
-    nb = _read_saved(path)
-    return nb is None or all(c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
-
-
 def _failed_cell(path: Path) -> str:
     """``cell N`` (N counting code cells, as In [N]) that was running when execution stopped."""
     nb = _read_saved(path)
@@ -273,10 +265,7 @@ def _with_log(err: RunFailed, log: Path) -> RunFailed:
 
 def _cpu_seconds() -> float:
     """User + system CPU seconds of this process and its finished children (the kernel, reaped)."""
-    import resource
-
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return sum(os.times()[:4])
 
 
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
@@ -323,7 +312,8 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             raise _with_log(KernelDied(f"{where}: the notebook's kernel died in {_failed_cell(out_nb)} (out of "
                                        "memory, or killed from outside); try smaller parameters"), log) from exc
         except (OSError, RuntimeError, NoSuchKernel) as exc:  # its command is missing, it died at once, no spec
-            if not _never_started(out_nb):
+            nb = _read_saved(out_nb)  # unless a cell ran (papermill marks every cell "completed" when it fails)
+            if nb is not None and any(c.get("execution_count") is not None for c in nb.cells if c.cell_type == "code"):
                 raise
             raise _with_log(KernelDied(f"{where}: the notebook kernel 'python3' could not start "
                                        f"({type(exc).__name__}: {exc}); check that ipykernel is installed "

@@ -50,9 +50,11 @@ def test_a_notebook_papermill_did_not_save_names_no_cell(tmp_path, monkeypatch):
     nb.cells[0].execution_count, nb.cells[1].metadata["papermill"] = 1, {"status": "running"}
     nbformat.write(nb, tmp_path / "saved.ipynb")
     assert runner._failed_cell(tmp_path / "saved.ipynb") == "cell 2"
-    assert not runner._never_started(tmp_path / "saved.ipynb") and runner._never_started(tmp_path / "none.ipynb")
+    assert runner._read_saved(tmp_path / "saved.ipynb").cells[0].execution_count == 1
+    assert runner._read_saved(tmp_path / "none.ipynb") is None
     cut = tmp_path / "cut.ipynb"
     cut.write_text((tmp_path / "saved.ipynb").read_text()[:40])
+    assert runner._read_saved(cut) is None
     assert runner._failed_cell(cut) == runner._failed_cell(tmp_path / "none.ipynb") == "an unknown cell"
     monkeypatch.setattr(runner.nbformat, "read", lambda *a, **k: {}["bug"])
     with pytest.raises(KeyError):
