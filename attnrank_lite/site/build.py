@@ -1,15 +1,11 @@
 """Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
 
-Jupyter Book's own execution and cache are off. A chapter is executed unless the build's cache
-(:mod:`.cache`) holds a run of the same notebook, parameters, profile, package sources and
-installed versions, so a page never shows outputs of an older package (``--no-cache``: execute
-all). Chapters run side by side within their memory estimates (:mod:`.schedule`); each page ends
-with a note of its run (:mod:`.pagenote`).
-
-Nothing a user has is lost: the output folder, every chapter's parameters, memory and run time
-estimates are checked before any work, the build happens in a partial folder inside the output
-folder, and ``OUT/html`` is replaced only once the new site is complete, by one atomic exchange
-of folders; a failed or interrupted build leaves the previous site as it was.
+A chapter is executed unless the build's cache (:mod:`.cache`) holds a run of the same notebook,
+parameters, profile, package sources and installed versions, so a page never shows outputs of an
+older package; chapters run side by side within their memory estimates (:mod:`.schedule`). Nothing
+a user has is lost: the output folder and every chapter's estimates are checked before any work,
+the build happens in a partial folder, and ``OUT/html`` is replaced only by the complete new site,
+in one atomic exchange of folders; a failed or interrupted build leaves the previous site as it was.
 """
 from __future__ import annotations
 
@@ -40,29 +36,14 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
                pdf: bool = False, pdf_api: bool = False) -> Path:
-    """Execute all chapters with ``profile`` and build the HTML site into ``out/html``; return that folder.
+    """Execute all chapters with ``profile`` and build the HTML site into ``out/html`` (returned).
 
-    Parameters
-    ----------
-    jobs : int, optional
-        Chapters executed at once (default: the number of cores).
-    cache : path, bool or None
-        The chapter cache folder; True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/`` in the
-        repository; False or None: execute every chapter and store nothing.
-    max_minutes : float or None
-        Refuse a chapter whose estimated run time is longer (0 or None: no limit).
-    student : bool
-        The same site without the exercises' solutions.
-    pdf, pdf_api : bool
-        Also the whole book as one PDF, ``out/html/attnrank-book.pdf`` (:mod:`.pdf`), linked from
-        every page's download menu and the course page; ``pdf_api``: keeping the API reference.
-
-    Raises
-    ------
-    ParameterError, TooLarge, TooSlow, OutputError
-        Before any work.
-    RunFailed, BuildFailed
-        A notebook or the site build failed; ``out/html`` is unchanged.
+    ``jobs``: chapters executed at once (default: the cores). ``cache``: the chapter cache folder
+    (True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/``; False or None: execute all, store nothing).
+    ``max_minutes``: refuse a chapter estimated to run longer (0 or None: no limit). ``student``:
+    without the exercises' solutions. ``pdf``: also the whole book as one PDF (:mod:`.pdf`) in the
+    site (``pdf_api``: with the API reference). Raises ParameterError, TooLarge, TooSlow or
+    OutputError before any work; RunFailed or BuildFailed, with ``out/html`` unchanged, after.
     """
     items = []
     for stem in toc_notebooks():  # every chapter's parameters, memory and run time, before any work

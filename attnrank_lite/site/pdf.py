@@ -10,7 +10,6 @@ unless ``api=True`` (``build --pdf-api``).
 """
 from __future__ import annotations
 
-import copy
 import re
 import shutil
 import subprocess
@@ -45,8 +44,7 @@ def chromium() -> str:
 
 
 def _fold_to_removed(path: Path) -> None:
-    """Folded cells become removed ones; this run's parameter cell is removed too (the page's
-    run note names the profile and the rerun command)."""
+    """Folded cells become removed ones, and so does this run's parameter cell (see the run note)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -58,21 +56,14 @@ def _fold_to_removed(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def toc_without(toc: dict, doc: str) -> dict:
-    """A copy of the jb-book table of contents ``toc`` without the entry ``doc`` and its
-    sections; parts left empty are dropped."""
-    toc = copy.deepcopy(toc)
-
-    def prune(entries):
-        return [e for e in entries if not (isinstance(e, dict) and e.get("file") == doc)]
-
-    for key in ("chapters", "sections"):
-        if key in toc:
-            toc[key] = prune(toc[key])
-    if "parts" in toc:
-        for part in toc["parts"]:
-            part["chapters"] = prune(part.get("chapters", []))
-        toc["parts"] = [part for part in toc["parts"] if part["chapters"]]
+def toc_without(toc, doc: str):
+    """A copy of the table of contents ``toc`` (a ``_toc.yml`` read) without the entry ``doc`` and
+    its sections, at any depth; a part or chapter list left empty is dropped with its entry."""
+    if isinstance(toc, dict):
+        return {k: v for k, v in ((k, toc_without(v, doc)) for k, v in toc.items()) if v != []}
+    if isinstance(toc, list):
+        kept = [toc_without(e, doc) for e in toc if not (isinstance(e, dict) and e.get("file") == doc)]
+        return [e for e in kept if e != {} and not (isinstance(e, dict) and set(e) <= {"caption"})]
     return toc
 
 
@@ -96,9 +87,8 @@ def _run(cmd, what: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 def write_book_pdf(stage: Path, work: Path, dest: Path, log=print, api: bool = False) -> Path:
-    """Build the staged book ``stage`` as one HTML page in the scratch folder ``work`` and print it
-    to ``dest`` (returned) with headless Chromium; ``api``: keep the API reference (:data:`API_DOC`
-    and its subpages, most of the pages; left out by default)."""
+    """Build the staged book ``stage`` as one page in the scratch folder ``work``, print it to
+    ``dest`` (returned) with headless Chromium; ``api``: keep the API reference (:data:`API_DOC`)."""
     browser = chromium()
     printed = Path(work) / "pdf-stage"
     shutil.rmtree(printed, ignore_errors=True)

@@ -1,19 +1,15 @@
-"""The Sphinx extension of the attnrank website (listed in ``_config.yml``). On every page:
-
-* MathJax is loaded (sidebar, theorem index and search show titles with math), and sphinx-thebe's
-  inline script, registered twice (a JavaScript error), once;
-* a ``{doc}`` link without text shows the target's title with its math typeset, not flattened;
-* the stylesheet ``static/attnrank.css`` (long names and table cells wrap on a 390 px phone;
-  print rules) and a footer with the package version and the changelog (:data:`CHANGELOG_DOC`);
-* with ``attnrank_book_pdf`` set (``build --pdf``), the download menu offers the whole book's PDF.
-
-Also: docstrings' ``:ref:`prop-...``` to the book's statement boxes become ``:prf:ref:``; the
-one-page build (``singlehtml``, for the PDF) gets the HTML translators; search ranks chapters
-above API objects (``static/search_scorer.js``) and its titles have their TeX as plain text
-(:func:`plain_tex`); the colour mode defaults to ``light`` (an empty default is a console error).
+"""The Sphinx extension of the attnrank website (listed in ``_config.yml``). Every page loads
+MathJax (titles with math appear everywhere) and the stylesheet ``static/attnrank.css`` (phone
+width, print), has sphinx-thebe's doubled inline script once, a footer with the version and the
+changelog, and with ``attnrank_book_pdf`` set the book's PDF in its download menu. A ``{doc}``
+link shows its target's title with the math typeset; a docstring's ``:ref:`prop-...``` to a
+statement box becomes ``:prf:ref:``; ``singlehtml`` (the PDF) gets the HTML translators; search
+ranks chapters above API objects and shows titles without TeX (:func:`plain_tex`); the colour
+mode defaults to ``light`` (an empty default is a console error).
 """
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -124,22 +120,18 @@ def plain_tex(tex: str) -> str:
 
 
 def _plain_html_title(title: str) -> str:
-    import html
-
     return _MATH_SPAN.sub(lambda m: html.escape(plain_tex(html.unescape(m.group(1)))), title)
 
 
 def _plain_search_titles(app):
     """Wrap the HTML builder's ``index_page`` so that the titles it feeds the search index are plain."""
     builder = app.builder
-    orig = getattr(builder, "index_page", None)
-    if orig is None:
+    if (orig := getattr(builder, "index_page", None)) is None:
         return
 
     def index_page(pagename, doctree, title):
         orig(pagename, doctree, title)
-        indexer = getattr(builder, "indexer", None)
-        if indexer is None:
+        if (indexer := getattr(builder, "indexer", None)) is None:
             return
         if pagename in getattr(indexer, "_titles", {}):
             indexer._titles[pagename] = _plain_html_title(indexer._titles[pagename])
