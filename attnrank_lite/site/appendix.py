@@ -112,26 +112,22 @@ def _resolve(root: Path, entry: str) -> Path | None:
     return next((p for s in ("", ".ipynb", ".md") if (p := Path(root) / (entry + s)).is_file()), None)
 
 
+def _pages(root: Path, toc_path: Path | None):
+    """``(entry without suffix, markdown)`` of every page of the table of contents found under ``root``."""
+    for entry in toc_files(toc_path or Path(root) / "_toc.yml"):
+        if (path := _resolve(root, entry)) is not None:
+            yield (entry.rsplit(".", 1)[0] if entry.endswith((".md", ".ipynb")) else entry), _page_markdown(path)
+
+
 def toc_titles(root: Path, toc_path: Path | None = None) -> dict[str, str]:
     """Toc entry -> page title (first level-1 heading) for every page found under ``root``."""
-    out = {}
-    for entry in toc_files(toc_path or Path(root) / "_toc.yml"):
-        path = _resolve(root, entry)
-        if path is not None and (title := page_title(_page_markdown(path))):
-            out[entry] = title
-    return out
+    return {entry: title for entry, md in _pages(root, toc_path) if (title := page_title(md))}
 
 
 def scan_toc(root: Path, toc_path: Path | None = None) -> list[StatementBox]:
     """Statement boxes of every page of the table of contents under ``root``, in reading order
     (the generated pages, :data:`GENERATED_PAGES`, skipped)."""
-    boxes = []
-    for entry in toc_files(toc_path or Path(root) / "_toc.yml"):
-        stem = entry.rsplit(".", 1)[0] if entry.endswith((".md", ".ipynb")) else entry
-        path = _resolve(root, entry)
-        if stem not in GENERATED_PAGES and path is not None:
-            boxes.extend(scan_markdown(_page_markdown(path), page=stem))
-    return boxes
+    return [b for page, md in _pages(root, toc_path) if page not in GENERATED_PAGES for b in scan_markdown(md, page)]
 
 
 def _heading(page: str, titles: dict | None, level: str, prefix: str = "") -> list[str]:
@@ -157,13 +153,8 @@ def code_maps() -> dict[str, list[str]]:
     return out
 
 
-def resolve_path(path: str):
-    """The object a dotted path names (``attnrank_lite.engine.norms.worst_case_values``), imported.
-    Raises ImportError or AttributeError when there is none."""
-    try:
-        return pkgutil.resolve_name(path)
-    except ValueError as exc:  # not a dotted name
-        raise ImportError(f"no module in {path!r}") from exc
+#: the object a dotted path names, imported (ImportError, AttributeError or ValueError when none)
+resolve_path = pkgutil.resolve_name
 
 
 def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
@@ -184,7 +175,7 @@ def code_map_problems(specs=None, root: Path = REPO) -> list[str]:
                 try:
                     if not callable(resolve_path(dotted)):
                         problems.append(f"{spec.key}: {label}: {dotted!r} is not a function or class")
-                except (ImportError, AttributeError) as exc:
+                except (ImportError, AttributeError, ValueError) as exc:
                     problems.append(f"{spec.key}: {label}: {dotted!r} does not import ({exc})")
         problems += [f"{spec.key}: statement {label!r} of {page} has no entry in the code map"
                      for label in sorted(labels - set(spec.code))]
@@ -198,7 +189,7 @@ def api_href(path: str) -> str | None:
     try:
         obj = resolve_path(path)
         path = f"{obj.__module__}.{obj.__qualname__}"
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, ValueError):
         pass
     parts = path.split(".")
     if len(parts) >= 3 and parts[0] == "attnrank_lite" and parts[1] in API_GROUPS:

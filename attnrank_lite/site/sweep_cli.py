@@ -28,7 +28,7 @@ from .memory import TooLarge, available_memory
 from .spec import ParameterError
 from .verify_cli import NOT_VERIFIED, independent_opinion
 
-__all__ = ["add_parser", "cmd_sweep", "store_report", "StoreFileError", "verify_store", "refuse_unverified"]
+__all__ = ["add_parser", "cmd_sweep", "StoreFileError", "verify_store", "refuse_unverified"]
 
 
 class StoreFileError(Exception):
@@ -90,24 +90,6 @@ def _executor(args):
     return workers, scheduler
 
 
-def store_report(store, figure=None, log=print) -> Path:
-    """Print the store's summary, command and law table judged by the book's rule; write the
-    figure and return its path."""
-    from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
-
-    with _store_errors("--report"):
-        try:
-            report = scale_report.stored_report(store)
-        except ValueError as exc:  # no rows, or no (d, eps) with two betas
-            raise ParameterError(f"parameter '--report': {exc}") from None
-    for line in scale_report.report_lines(report, store):
-        log(line)
-    path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
-    report["figure"].savefig(path, dpi=120)
-    log(f"figure -> {path}")
-    return path
-
-
 def _command(args) -> str:
     """The sweep's command line as it would be typed (store path as given)."""
     from ..laws.scale_report import sweep_command
@@ -133,13 +115,7 @@ def cmd_sweep(args) -> int:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
         args.where = f"while reading {args.report}"
-        rechecked: list[str] = []
-        with _store_errors("--report"):
-            status = refuse_unverified(args.report, log=rechecked.append)
-        if not status:
-            store_report(args.report, args.figure)
-            print(*rechecked, sep="\n")
-        return status
+        return _report(args.report, args.figure)
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
     for name in ("d", "n", "beta", "eps"):
@@ -181,6 +157,26 @@ def cmd_sweep(args) -> int:
                  if res["elsewhere"] else "")
     print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
           f"{time.perf_counter() - t0:.1f} s -> {args.store}")
+    return 0
+
+
+def _report(store, figure) -> int:
+    """``sweep --report``: the rows it shows rechecked (:func:`refuse_unverified`), then the store's
+    summary, command and law table judged by the book's rule printed and its figure written."""
+    from ..laws import scale_report  # here, not at the top: every command line starts 1 s faster
+
+    rechecked: list[str] = []
+    with _store_errors("--report"):
+        if status := refuse_unverified(store, log=rechecked.append):
+            return status
+        try:
+            report = scale_report.stored_report(store)
+        except ValueError as exc:  # no (d, eps) with two betas
+            raise ParameterError(f"parameter '--report': {exc}") from None
+    print(*scale_report.report_lines(report, store), sep="\n")
+    path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
+    report["figure"].savefig(path, dpi=120)
+    print(f"figure -> {path}", *rechecked, sep="\n")
     return 0
 
 
