@@ -1,10 +1,8 @@
-"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (``sweep``: :mod:`.sweep_cli`,
-``verify``: :mod:`.verify_cli`).
-
-Every failure is one line on standard error, ``error: <what failed, where, what to do>``, with
-an exit status of its own (:data:`EXIT`); ``--debug`` adds the full traceback. SIGINT (Ctrl-C)
-and SIGTERM (``timeout``, a cancelled CI job) stop the run, remove its partial folder and leave
-the previous outputs as they were (exit 130 and 143).
+"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (:mod:`.sweep_cli`,
+:mod:`.verify_cli`). Every failure is one line on standard error, ``error: <what failed, where,
+what to do>``, with an exit status of its own (:data:`EXIT`); ``--debug`` adds the traceback.
+SIGINT and SIGTERM stop the run, remove its partial folder and leave the previous outputs as
+they were (exit 130 and 143).
 """
 from __future__ import annotations
 
@@ -112,7 +110,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    _, build = _book_machinery("build")
+    build = _book_machinery("build")[1]
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
     _progress_to_terminal()
     build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,

@@ -1,12 +1,11 @@
 """``python -m attnrank_lite verify FILE...``: recheck certificate files (``SPEC.md`` section 6).
 
-A verified file is one line on standard output (``FILE: verified: 28 <= rank_0.25(A) <= 78, n =
-4096, kinds neumann/harmonic``); a failing one is one line on standard error, ``error: FILE: not
-verified: <the side whose data do not prove its claim>`` (exit status 11) or ``error: FILE:
-refused: <what is wrong>`` (a pickle, a truncated archive, another format version, a sha256
-mismatch, an oversized array: exit status 12). Every file is checked; the exit status is that of
-the first that failed. ``--independent`` also runs :mod:`attnrank_lite.checker` on each file; a
-verdict that differs from ``verify``'s fails the file (11). Nothing in a file is ever executed.
+One line per file: ``FILE: verified: 28 <= rank_0.25(A) <= 78, n = 4096, kinds neumann/harmonic``
+on standard output, or on standard error ``error: FILE: not verified: <the side its data do not
+prove>`` (exit 11) or ``error: FILE: refused: <why>`` (a pickle, a truncated archive, another
+format, a sha256 mismatch, an oversized array: exit 12). Every file is checked; the exit status
+is the first failure's. ``--independent``: :mod:`attnrank_lite.checker` must agree on each file
+(else 11). Nothing in a file is ever executed.
 """
 from __future__ import annotations
 
