@@ -45,11 +45,9 @@ _BOLD = re.compile(r"^\s*\*\*(?P<text>.+?)\*\*")
 
 @dataclass(frozen=True)
 class StatementBox:
-    """One sphinx-proof box of a page: ``kind`` (after ``prf:``, ``thm`` read as ``theorem``),
-    ``title`` (the directive argument, MyST), ``label`` (``:label:`` or None), ``marker`` (the
-    canonical source marker of :data:`MARKERS` in its first line, or None), ``lead`` (its opening
-    bold phrase, else its first 80 characters), ``page`` (toc entry) and ``has_proof`` (a
-    ``{prf:proof}`` follows before the page's next statement box)."""
+    """One sphinx-proof box: ``kind`` (after ``prf:``), ``title``, ``label``, ``marker`` (of
+    :data:`MARKERS`, in its first line), ``lead`` (its opening bold phrase, else its first 80
+    characters), ``page`` (toc entry), ``has_proof`` (a proof follows before the next statement)."""
 
     kind: str
     title: str

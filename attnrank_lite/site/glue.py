@@ -1,9 +1,6 @@
-"""``glue`` for the chapter notebooks, with or without myst-nb.
-
-With myst-nb (the book build) :func:`glue` is myst-nb's own: it stores a value under a name for
-the page's ``{glue}`` roles. Without it (a plain kernel, Colab, Binder, no ``book`` extra) the
-same call shows the value instead, so every chapter still runs and shows its numbers by name.
-"""
+"""``glue`` for the chapter notebooks: myst-nb's own in the book build (a value stored under a name
+for the page's ``{glue}`` roles); without myst-nb (Colab, Binder, no ``book`` extra) the value is
+shown instead, so every chapter still runs and shows its numbers by name."""
 from __future__ import annotations
 
 import re

@@ -1,9 +1,6 @@
-"""The note at the end of each chapter page: which run produced the page, and how to rerun it.
-
-The build appends it to the staged copy of each executed notebook (never to the committed one),
-from the chapter's run record: profile, run time, machine, certificates and the command that
-reruns the chapter with the ``quick`` profile; a run reused from the build's cache says so.
-"""
+"""The note the build appends to each staged chapter page (never the committed notebook), from its
+run record: profile, run time, machine, certificates, the command that reruns the chapter with
+the ``quick`` profile, and whether the run was reused from the build's cache."""
 from __future__ import annotations
 
 import os

@@ -1,12 +1,8 @@
-"""The whole book as one PDF, printed by headless Chromium from a one-page HTML build.
-
-``build --pdf`` builds the staged book a second time with Sphinx's ``singlehtml`` builder (every
-page in reading order in one HTML file, with the site's executed notebooks, figures and local
-MathJax) and prints it with Chromium's ``--print-to-pdf`` after the page's scripts ran, so the
-mathematics is typeset; nothing is fetched. The PDF is published in the site as :data:`PDF_NAME`.
-For handouts: page numbers (the stylesheet's ``@page`` footer), an outline from the headings,
-each chapter on a new page, folded and parameter cells left out, and the API reference left out
-unless ``api=True`` (``build --pdf-api``).
+"""The whole book as one PDF (``build --pdf``): the staged book built again as one HTML page
+(``singlehtml``: the site's notebooks, figures, local MathJax) and printed by headless Chromium
+once its scripts ran (the mathematics typeset; nothing fetched), published as :data:`PDF_NAME`.
+For handouts: page numbers, an outline from the headings, each chapter on a new page, folded and
+parameter cells left out, the API reference too unless ``api=True`` (``build --pdf-api``).
 """
 from __future__ import annotations
 
