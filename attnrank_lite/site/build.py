@@ -1,17 +1,11 @@
 """Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
 
-Jupyter Book's own execution and cache are off. A chapter is executed unless the build's cache
-(:mod:`attnrank_lite.site.cache`) holds a run of the same notebook with the same parameters,
-profile, package sources and installed versions, so a page can never show outputs from an older
-version of the package; ``--no-cache`` executes every chapter. Chapters to execute run side by
-side, bounded by their memory estimates (:mod:`attnrank_lite.site.schedule`). Each page ends
-with a note of its run: profile, time, machine and the command that reruns it quickly.
-
-Nothing a user has is lost: the output folder is checked before any work
-(:func:`attnrank_lite.site.outputs.prepare_output`), every chapter's parameters and memory
-estimate are checked before the first notebook runs, and the whole build happens in a partial
-folder inside it. ``OUT/html`` is replaced only once the new site is complete, by one atomic
-exchange of folders; a failed or interrupted build leaves the previous site as it was.
+A chapter is executed unless the build's cache (:mod:`.cache`) holds a run of the same notebook,
+parameters, profile, package sources and installed versions, so a page never shows outputs of an
+older package; chapters run side by side within their memory estimates (:mod:`.schedule`). Nothing
+a user has is lost: the output folder and every chapter's estimates are checked before any work,
+the build happens in a partial folder, and ``OUT/html`` is replaced only by the complete new site,
+in one atomic exchange of folders; a failed or interrupted build leaves the previous site as it was.
 """
 from __future__ import annotations
 
@@ -30,12 +24,11 @@ from .chapters import get_chapter
 from .errors import BuildFailed
 from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
-from .runner import package_versions, resolve_parameters, run_dir
+from .runner import check_run_output, package_versions, resolve_parameters, run_dir
 from .runtime import DEFAULT_MAX_MINUTES, check_runtime
 from .schedule import execute_chapters
 
 __all__ = ["build_book", "BuildFailed"]
-
 
 
 def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
@@ -43,64 +36,40 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
                pdf: bool = False, pdf_api: bool = False) -> Path:
-    """Execute all chapters with ``profile`` and build the HTML site into ``out/html``.
+    """Execute all chapters with ``profile`` and build the HTML site into ``out/html`` (returned).
 
-    Parameters
-    ----------
-    jobs : int, optional
-        Chapters executed at once (default: the number of cores).
-    cache : path, bool or None
-        The chapter cache folder; True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/`` in the
-        repository; False or None: execute every chapter and store nothing.
-    max_minutes : float or None
-        Refuse a chapter whose estimated run time is longer (0 or None: no limit).
-    student : bool
-        The same site without the exercises' solutions (sphinx-exercise's ``hide_solutions``).
-    pdf : bool
-        Also the whole book as one PDF, ``out/html/attnrank-book.pdf`` (:mod:`attnrank_lite.site.pdf`),
-        linked from every page's download menu and from the course page.
-    pdf_api : bool
-        Keep the API reference in the PDF (left out by default).
-
-    Returns
-    -------
-    pathlib.Path
-        ``out/html``.
-
-    Raises
-    ------
-    ParameterError, TooLarge, OutputError
-        Before any work.
-    RunFailed, BuildFailed
-        A notebook or the site build failed; ``out/html`` is unchanged.
+    ``jobs``: chapters executed at once (default: the cores). ``cache``: the chapter cache folder
+    (True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/``; False or None: execute all, store nothing).
+    ``max_minutes``: refuse a chapter estimated to run longer (0 or None: no limit). ``student``:
+    without the exercises' solutions. ``pdf``: also the whole book as one PDF (:mod:`.pdf`) in the
+    site (``pdf_api``: with the API reference). Raises ParameterError, TooLarge, TooSlow or
+    OutputError before any work; RunFailed or BuildFailed, with ``out/html`` unchanged, after.
     """
-    specs = [get_chapter(stem) for stem in toc_notebooks()]
     items = []
-    for spec in specs:  # every chapter's parameters, memory and run time, before any work
-        spec, values = resolve_parameters(spec.key, profile=profile)
+    for stem in toc_notebooks():  # every chapter's parameters, memory and run time, before any work
+        spec, values = resolve_parameters(get_chapter(stem).key, profile=profile)
         check_runtime(spec, values, max_minutes)
         items.append((spec, values))
     if cache is True:
         cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
     store = ChapterCache(cache) if cache else None
-    try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF
+    try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF (PdfFailed)
         site_assets.ensure_mathjax()
         if pdf:
             pdf_book.chromium()
-    except (RuntimeError, pdf_book.PdfFailed) as exc:
+    except RuntimeError as exc:
         raise BuildFailed(str(exc)) from exc
-    out = outputs.prepare_output(out)
-    outputs.check_slot(out, "html")
+    out = check_run_output(out, "html")
     work = outputs.partial_dir(out, "build")
     try:
-        return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1, store,
-                      student, pdf, pdf_api)
+        return _build(profile, out, work, items, warnings_as_errors, log, jobs or os.cpu_count() or 1,
+                      store, student, pdf, pdf_api)
     finally:
         outputs.release_partial(work)
 
 
-def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store, student=False,
-           pdf=False, pdf_api=False) -> Path:
+def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs, store, student, pdf,
+           pdf_api) -> Path:
     stage = work / "stage"
     stage.mkdir()
     for name in ("_config.yml", "_toc.yml"):
@@ -120,21 +89,18 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
         add_run_note(ran / spec.notebook, rec)  # the staged page says how it was produced
         os.replace(ran / spec.notebook, notebooks / spec.notebook)
         os.replace(ran / f"{spec.stem}.run.json", stage / "_extra" / f"{spec.stem}.run.json")
-        if (ran / "results").exists():
-            for sub in (ran / "results").iterdir():
-                os.replace(sub, notebooks / "results" / sub.name)
+        for sub in (ran / "results").glob("*"):
+            os.replace(sub, notebooks / "results" / sub.name)
     # results tables are published with the site, at the same relative path as in the notebook
     shutil.copytree(notebooks / "results", stage / "_extra" / "notebooks" / "results")
     summary = {"profile": profile, "versions": package_versions(), "chapters": records,
                "execution_seconds": round(time.time() - t0, 1)}
-    (stage / "_extra" / "run_records.json").write_text(json.dumps(summary, indent=2))
     (stage / "book" / "_generated").mkdir(exist_ok=True)
-    (stage / "book" / "_generated" / "run_records.json").write_text(json.dumps(summary, indent=2))
+    for path in (stage / "_extra" / "run_records.json", stage / "book" / "_generated" / "run_records.json"):
+        path.write_text(json.dumps(summary, indent=2))
     appendix.write_generated_pages(stage, summary, log=log)  # theorem index, reproducibility appendix
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(stage), "--path-output",
-           str(work / "jb"), "--builder", "html"]
-    if warnings_as_errors:
-        cmd += ["--warningiserror", "--keep-going"]
+           str(work / "jb"), "--builder", "html", *(["--warningiserror", "--keep-going"] if warnings_as_errors else [])]
     log("[attnrank] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=stage)
     new_html = work / "jb" / "_build" / "html"

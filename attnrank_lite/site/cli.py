@@ -1,57 +1,46 @@
-"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (``sweep``: :mod:`.sweep_cli`,
-``verify``: :mod:`.verify_cli`).
-
-Every failure is one line on standard error, ``error: <what failed, where, what to do>``, with
-an exit status of its own (:data:`EXIT`); ``--debug`` adds the full traceback. SIGINT (Ctrl-C)
-and SIGTERM (``timeout``, a cancelled CI job) stop the run, remove its partial folder and leave
-the previous outputs as they were (exit 130 and 143).
+"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (:mod:`.sweep_cli`,
+:mod:`.verify_cli`). Every failure is one line on standard error, ``error: <what failed, where,
+what to do>``, with an exit status of its own (:data:`EXIT`); ``--debug`` adds the traceback.
+SIGINT and SIGTERM stop the run, remove its partial folder and leave the previous outputs as
+they were (exit 130 and 143).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import traceback
 
+from . import sweep_cli, verify_cli
 from .chapters import all_chapters
 from .errors import BuildFailed, CellTimeout, KernelDied, MissingExtra, OutputError, RunFailed
 from .memory import TooLarge
 from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
-from .sweep_cli import StoreFileError
-from .sweep_cli import add_parser as _add_sweep_parser
-from .sweep_cli import cmd_sweep as _cmd_sweep
-from .verify_cli import NOT_VERIFIED, REFUSED
-from .verify_cli import add_parser as _add_verify_parser
-from .verify_cli import cmd_verify as _cmd_verify
 
 __all__ = ["main", "EXIT", "Terminated"]
 
 #: exit status of each kind of failure
 EXIT = {
-    "ok": 0,
-    "cell failed": 1,
-    "bad parameter": 2,
-    "output folder refused": 3,
-    "too large for this machine": 4,
-    "cell timeout": 5,
-    "kernel died": 6,
-    "site build failed": 7,
-    "file system error": 8,
-    "internal error": 9,
-    "missing extra": 13,
-    "estimated run time too long": 10,
-    "certificate not verified": NOT_VERIFIED,
-    "certificate file refused": REFUSED,
-    "interrupted (SIGINT)": 130,
-    "terminated (SIGTERM)": 143,
+    "ok": 0, "cell failed": 1, "bad parameter": 2, "output folder refused": 3, "too large for this machine": 4,
+    "cell timeout": 5, "kernel died": 6, "site build failed": 7, "file system error": 8, "internal error": 9,
+    "estimated run time too long": 10, "certificate not verified": verify_cli.NOT_VERIFIED,
+    "certificate file refused": verify_cli.REFUSED, "missing extra": 13,
+    "interrupted (SIGINT)": 130, "terminated (SIGTERM)": 143,
 }
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so that every cleanup path runs."""
 
+
+#: the failures with a one-line message of their own, most specific first
+FAILURES = ((TooLarge, "too large for this machine"), (TooSlow, "estimated run time too long"),
+            (ParameterError, "bad parameter"), (OutputError, "output folder refused"), (CellTimeout, "cell timeout"),
+            (KernelDied, "kernel died"), (RunFailed, "cell failed"), (BuildFailed, "site build failed"),
+            (sweep_cli.StoreFileError, "file system error"), (MissingExtra, "missing extra"))
 
 _signalled: list[int] = []
 
@@ -67,10 +56,8 @@ def _cmd_list(args) -> int:
     for spec in all_chapters():
         print(f"{spec.key}  {spec.notebook}  —  {spec.title}")
         for p in spec.params:
-            prof = "".join(
-                f"  [{name}: {spec.profiles[name][p.name]!r}]" for name in ("quick", "paper")
-                if p.name in spec.profiles.get(name, {})
-            )
+            prof = "".join(f"  [{name}: {spec.profiles[name][p.name]!r}]" for name in ("quick", "paper")
+                           if p.name in spec.profiles.get(name, {}))
             print(f"    {p.name} = {p.default!r}{prof}\n        {p.help} Allowed: {p.allowed()}.")
     return 0
 
@@ -80,19 +67,8 @@ BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel"
 
 
 def _book_machinery(command: str):
-    """Import the notebook runner and the site build (the ``book`` extra), or say what to install.
-
-    Returns
-    -------
-    module, module
-        :mod:`.runner` and :mod:`.build`.
-
-    Raises
-    ------
-    MissingExtra
-        When a package of the ``book`` extra is not installed (a plain ``pip install attnrank-lite``
-        installs the mathematics, ``verify`` and ``sweep`` only).
-    """
+    """:mod:`.runner` and :mod:`.build`, or :class:`MissingExtra` naming what to install when a
+    package of the ``book`` extra is missing (a plain install has the mathematics, ``verify`` and ``sweep``)."""
     try:
         from . import build, runner
     except ModuleNotFoundError as exc:
@@ -112,12 +88,12 @@ def _cmd_run(args) -> int:
             raise ParameterError(f"parameter {name!r} given twice")
         overrides[name] = parse_value(value)
     spec, values = runner.resolve_parameters(args.notebook, overrides, args.profile)  # fails before any work
-    est = check_runtime(spec, values, args.max_minutes)
-    print(f"{spec.key}: estimated run time {format_minutes(est)}", flush=True)
+    print(f"{spec.key}: estimated run time {format_minutes(check_runtime(spec, values, args.max_minutes))}",
+          flush=True)
     args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
     interactive = sys.stderr is not None and sys.stderr.isatty()  # papermill's cell bar
     rec = runner.run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
-                      progress_bar=interactive)
+                             progress_bar=interactive)
     folder = os.path.join(args.output, spec.key)
     print(f"{spec.notebook}: executed in {rec['seconds']:.1f} s -> {os.path.join(folder, spec.notebook)}")
     for r in rec["results"]:
@@ -126,49 +102,33 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    _, build = _book_machinery("build")
+    build = _book_machinery("build")[1]
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
     build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
-               jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
-               max_minutes=args.max_minutes, student=args.student, pdf=args.pdf or args.pdf_api,
-               pdf_api=args.pdf_api)
+                     jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
+                     max_minutes=args.max_minutes, student=args.student, pdf=args.pdf or args.pdf_api,
+                     pdf_api=args.pdf_api)
     return 0
 
 
-def _positive_seconds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of seconds; got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds; got {value}")
-    return value
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of minutes; got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of minutes; got {text}")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1; got {value}")
-    return value
+def _number(kind, low: float, what: str, strict: bool):
+    """An argparse type: a number of ``kind`` above ``low`` (``strict``) or at least ``low``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}; got {text!r}") from None
+        if not (value > low if strict else value >= low):
+            raise argparse.ArgumentTypeError(f"must be {what}; got {text}")
+        return value
+    return parse
 
 
 class _OneLineParser(argparse.ArgumentParser):
-    """argparse's errors as one line with a hint (instead of the usage block), exit status 2."""
+    """argparse's errors as one line naming the parameter, with a hint (not the usage block), exit 2."""
 
     def error(self, message):
+        message = re.sub(r"^argument ([-\w/]+):", r"parameter '\1':", message)
         self.exit(EXIT["bad parameter"], f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -176,38 +136,35 @@ def _parser() -> argparse.ArgumentParser:
     common = _OneLineParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the full traceback of a failure")
     guard = _OneLineParser(add_help=False)
-    guard.add_argument("--max-minutes", type=_minutes, default=DEFAULT_MAX_MINUTES,
+    guard.add_argument("--max-minutes", type=_number(float, 0, "0 (no limit) or a positive number of minutes", False),
+                       default=DEFAULT_MAX_MINUTES,
                        help="refuse a chapter whose estimated run time is longer (default 60; 0: no limit)")
+    guard.add_argument("--profile", choices=PROFILES, default="book")
     parser = _OneLineParser(prog="python -m attnrank_lite", parents=[common],
-                                     description="Run the attnrank book's chapters and build the site.")
+                            description="Run the attnrank book's chapters and build the site.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", parents=[common], help="chapters and their parameters with defaults")
     run = sub.add_parser("run", parents=[common, guard], help="execute one chapter notebook with papermill")
     run.add_argument("notebook", help="chapter key (ch02), number (2) or notebook name")
     run.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="set a parameter (VALUE is a Python/JSON literal or a plain string)")
-    run.add_argument("--profile", choices=PROFILES, default="book")
-    run.add_argument("-o", "--output", default="runs",
-                     help="output folder (default: runs); the run goes to OUTPUT/chNN/")
-    run.add_argument("--timeout", type=_positive_seconds, default=3600,
+    run.add_argument("-o", "--output", default="runs", help="output folder (default runs); the run goes to OUTPUT/chNN")
+    run.add_argument("--timeout", type=_number(int, 0, "a positive whole number of seconds", True), default=3600,
                      help="per-cell timeout in seconds, a positive whole number (default 3600)")
     build = sub.add_parser("build", parents=[common, guard], help="execute every chapter and build the website")
-    build.add_argument("--profile", choices=PROFILES, default="book")
     build.add_argument("-o", "--output", default="_build", help="output folder; the site goes to OUTPUT/html")
     build.add_argument("--allow-warnings", action="store_true", help="do not fail on Sphinx warnings")
-    build.add_argument("--jobs", "-j", type=_jobs, default=None,
+    build.add_argument("--jobs", "-j", type=_number(int, 1, "a whole number, at least 1", False), default=None,
                        help="chapters executed at once, within the memory available (default: the number of cores)")
     build.add_argument("--no-cache", action="store_true", help="execute every chapter; reuse and store nothing")
     build.add_argument("--cache", default=None, metavar="DIR",
                        help="the cache of executed chapters (default: $ATTNRANK_CACHE or .attnrank-cache/)")
     build.add_argument("--student", action="store_true", help="the same site without the exercises' solutions")
     build.add_argument("--pdf", action="store_true",
-                       help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf "
-                            "(without the API reference)")
-    build.add_argument("--pdf-api", action="store_true",
-                       help="the PDF as --pdf, keeping the API reference")
-    _add_sweep_parser(sub, common)
-    _add_verify_parser(sub, common)
+                       help="also the whole book as one PDF, OUTPUT/html/attnrank-book.pdf (without the API reference)")
+    build.add_argument("--pdf-api", action="store_true", help="the PDF as --pdf, keeping the API reference")
+    sweep_cli.add_parser(sub, common)
+    verify_cli.add_parser(sub, common)
     return parser
 
 
@@ -228,39 +185,22 @@ def main(argv=None) -> int:
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return {"list": _cmd_list, "run": _cmd_run, "build": _cmd_build,
-                "sweep": _cmd_sweep, "verify": _cmd_verify}[args.command](args)
-    except Terminated:
-        return _fail(args, "terminated (SIGTERM)", f"terminated (SIGTERM) {args.where}".rstrip())
-    except KeyboardInterrupt:
-        return _fail(args, "interrupted (SIGINT)", f"interrupted (SIGINT) {args.where}".rstrip())
-    except TooLarge as exc:
-        return _fail(args, "too large for this machine", str(exc))
-    except TooSlow as exc:
-        return _fail(args, "estimated run time too long", str(exc))
-    except ParameterError as exc:
-        return _fail(args, "bad parameter", str(exc))
-    except OutputError as exc:
-        return _fail(args, "output folder refused", str(exc))
-    except CellTimeout as exc:
-        return _fail(args, "cell timeout", str(exc))
-    except KernelDied as exc:
-        return _fail(args, "kernel died", str(exc))
-    except RunFailed as exc:
-        return _fail(args, "cell failed", f"{exc}; nothing was written (rerun with --debug for the traceback)")
-    except BuildFailed as exc:
-        return _fail(args, "site build failed", str(exc))
-    except StoreFileError as exc:
-        return _fail(args, "file system error", str(exc))
-    except MissingExtra as exc:
-        return _fail(args, "missing extra", str(exc))
+                "sweep": sweep_cli.cmd_sweep, "verify": verify_cli.cmd_verify}[args.command](args)
+    except KeyboardInterrupt as exc:
+        kind = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
+        return _fail(args, kind, f"{kind} {args.where}".rstrip())
     except BrokenPipeError:  # e.g. `list | head`: the reader has gone, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except OSError as exc:
-        return _fail(args, "file system error",
-                     f"{exc.strerror or exc} ({exc.filename or 'no file name'}) {args.where}; "
-                     "check free disk space and permissions".replace("  ", " "))
-    except Exception as exc:
+    except Exception as exc:  # every failure becomes one line: a known kind, a file system error, or internal
+        kind = next((k for cls, k in FAILURES if isinstance(exc, cls)), None)
+        if kind == "cell failed":
+            return _fail(args, kind, f"{exc}; nothing was written (rerun with --debug for the traceback)")
+        if kind is not None:
+            return _fail(args, kind, str(exc))
+        if isinstance(exc, OSError):
+            return _fail(args, "file system error", f"{exc.strerror or exc} ({exc.filename or 'no file name'}) "
+                         f"{args.where}; check free disk space and permissions".replace("  ", " "))
         return _fail(args, "internal error", f"{type(exc).__name__}: {exc} {args.where}; "
                      "rerun with --debug for the traceback and report it")
     finally:

@@ -1,10 +1,5 @@
-"""The command line's failure kinds, in a module that imports nothing heavy.
-
-``python -m attnrank_lite verify`` and ``sweep`` need only the mathematics (a plain
-``pip install attnrank-lite``); ``run``, ``build`` and ``list`` need the ``book`` extra
-(papermill, nbformat, ...). The command line catches these classes whatever command ran, so
-they live here rather than beside the code that raises them (which re-exports them).
-"""
+"""The command line's failure kinds, in a module that imports nothing heavy (``verify`` and
+``sweep`` run without the ``book`` extra; the command line catches these whatever ran)."""
 from __future__ import annotations
 
 __all__ = ["OutputError", "RunFailed", "CellTimeout", "KernelDied", "BuildFailed", "MissingExtra"]
@@ -23,7 +18,7 @@ class CellTimeout(RunFailed):
 
 
 class KernelDied(RunFailed):
-    """The notebook's kernel died (out of memory, killed from outside)."""
+    """The notebook's kernel died (out of memory, killed from outside) or could not start."""
 
 
 class BuildFailed(RuntimeError):

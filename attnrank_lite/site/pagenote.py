@@ -1,40 +1,22 @@
-"""The note at the end of each chapter page: which run produced the page, and how to rerun it.
-
-The build appends it to the staged copy of each executed notebook (never to the committed
-notebook), from the chapter's run record: the profile, the run time, the machine (CPU count and
-model) and the one command that reruns the chapter with the ``quick`` profile. A run reused
-from the build's cache says so, with the date of the run that produced it.
-"""
+"""The note the build appends to each staged chapter page (never the committed notebook), from its
+run record: profile, run time, machine, certificates, the command that reruns the chapter with
+the ``quick`` profile, and whether the run was reused from the build's cache."""
 from __future__ import annotations
 
 import os
-import platform
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["cpu_model", "machine_text", "rerun_command", "certificates_text", "run_note", "add_run_note",
-           "NOTE_TAG"]
+__all__ = ["machine_text", "rerun_command", "certificates_text", "run_note", "add_run_note", "NOTE_TAG"]
 
 #: tag of the appended markdown cell (tests find it by this tag)
 NOTE_TAG = "attnrank-run-note"
 
 
-def cpu_model() -> str:
-    """The processor's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown processor"
-
-
 def machine_text(rec: dict) -> str:
     """``x86_64, 2 CPUs (AMD EPYC 7B13)`` from a run record (older records lack the model)."""
-    machine = rec.get("machine") or f"{platform.machine()}, {os.cpu_count()} CPUs"
+    machine = rec.get("machine", "an unknown machine")
     return f"{machine} ({rec['cpu']})" if rec.get("cpu") else machine
 
 
@@ -45,10 +27,7 @@ def rerun_command(key: str) -> str:
 
 def certificates_text(rec: dict) -> str:
     """The note's sentence on the page's certificate bundles (empty when the page has none)."""
-    bundles = rec.get("certificates", [])
-    omitted = rec.get("certificates_omitted", [])
-    if not bundles and not omitted:
-        return ""
+    bundles, omitted = rec.get("certificates", []), rec.get("certificates_omitted", [])
     links = ", ".join(f'<a href="{b}" download>{Path(b).name}</a>' for b in bundles)
     text = (f"The certificates of its bracket tables, one file per instance: {links} (unzip and "
             "recheck with `python -m attnrank_lite verify --independent *.npz`; "
@@ -60,18 +39,17 @@ def certificates_text(rec: dict) -> str:
 
 def run_note(rec: dict) -> str:
     """MyST markdown of the note for one run record."""
-    reused = rec.get("cache") == "reused"
     when = rec.get("finished", "?")
     how = ("reused from the build's cache: the notebook, parameters, package sources and installed "
-           f"versions are those of the run finished {when}") if reused else f"finished {when}"
+           f"versions are those of the run finished {when}") if rec.get("cache") == "reused" else f"finished {when}"
+    certs = certificates_text(rec)
     return "\n".join([
         "````{admonition} How this page was produced",
         ":class: note",
         f"This page is the `{rec.get('profile', '?')}` profile run of `{rec['notebook']}`: it executed in "
         f"**{rec['seconds']:.1f} s** on {machine_text(rec)}, {how}. "
         "Its parameters and tables are listed on {doc}`/book/reproducibility`. "
-        + (certificates_text(rec) + " " if certificates_text(rec) else "")
-        + "To rerun it with the quick profile:",
+        + (certs + " " if certs else "") + "To rerun it with the quick profile:",
         "",
         "```bash",
         rerun_command(rec["chapter"]),
@@ -81,8 +59,7 @@ def run_note(rec: dict) -> str:
 
 
 def add_run_note(path: str | os.PathLike, rec: dict) -> None:
-    """Append the note as the last cell of the executed notebook at ``path``."""
-    path = Path(path)
+    """Append the note as the last cell of the executed notebook at ``path`` (replacing an earlier note)."""
     nb = nbformat.read(path, as_version=4)
     nb.cells = [c for c in nb.cells if NOTE_TAG not in c.get("metadata", {}).get("tags", [])]
     cell = nbformat.v4.new_markdown_cell(run_note(rec))

@@ -1,35 +1,15 @@
-"""A small Sphinx extension for the attnrank website (listed in ``_config.yml``).
-
-* MathJax is loaded on **every** page, not only on pages with their own formulas: the sidebar,
-  the theorem index and the search page show chapter and statement titles that contain math.
-* Page scripts are de-duplicated: sphinx-thebe (pulled in by Jupyter Book) registers its inline
-  configuration script twice, and the second ``const THEBE_JS_URL`` declaration is a JavaScript
-  error on every page.
-* A ``{doc}`` link without explicit text shows the target page's title *with its math typeset*
-  (Sphinx flattens the title to plain text, so "$\\ell_1$" in a chapter title would appear as
-  raw ``\\ell_1`` in every link to that chapter).
-* Inline code in the prose's tables may wrap where it has a break opportunity (the theorem
-  index's "Code" column breaks dotted paths after their dots).
-* In the API reference (autodoc), a docstring's ``:ref:`prop-...``` to a statement box of the
-  book becomes ``:prf:ref:`` (sphinx-proof's role), so that it links to the box.
-* The one-page build of the PDF (``singlehtml``) gets the HTML build's node translators.
-* The stylesheet ``static/attnrank.css`` (package data) is added to every page: long names,
-  signatures, paths and table cells wrap, so that pages read on a 390 px phone without
-  scrolling sideways.
-* With the Sphinx option ``attnrank_book_pdf`` (set by ``build --pdf``: the whole book's PDF at
-  the site root) every page's download menu offers that PDF ("book (.pdf)").
-* Every page's footer shows the package version (the Sphinx option ``attnrank_version``, which
-  the build sets from ``pyproject.toml``) and links the changelog page (:data:`CHANGELOG_DOC`).
-* Search ranks chapters above API objects whose names merely contain the query
-  (``static/search_scorer.js``, Sphinx's ``html_search_scorer``).
-* Search results show titles without raw TeX: the search index's page and section titles have
-  their formulas written as plain text (``the (d−1)/2 law``, ``rank_ε``; :func:`plain_tex`),
-  since MathJax does not typeset the search page's result list.
-* The theme's colour mode defaults to ``light`` (an empty default is reported by the theme as a
-  console error on a reader's first visit).
+"""The Sphinx extension of the attnrank website (listed in ``_config.yml``). Every page loads
+MathJax (titles with math appear everywhere) and the stylesheet ``static/attnrank.css`` (phone
+width, print), has sphinx-thebe's doubled inline script once, a footer with the version and the
+changelog, and with ``attnrank_book_pdf`` set the book's PDF in its download menu. A ``{doc}``
+link shows its target's title with the math typeset; a docstring's ``:ref:`prop-...``` to a
+statement box becomes ``:prf:ref:``; ``singlehtml`` (the PDF) gets the HTML translators; search
+ranks chapters above API objects and shows titles without TeX (:func:`plain_tex`); the colour
+mode defaults to ``light`` (an empty default is a console error).
 """
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -37,15 +17,13 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.nodes import clean_astext
 
-__all__ = ["setup", "DocLinkMath", "PAGE_CSS", "STATIC_DIR", "STYLESHEET", "CHANGELOG_DOC", "version_footer",
-           "plain_tex"]
+__all__ = ["setup", "DocLinkMath", "STATIC_DIR", "STYLESHEET", "CHANGELOG_DOC", "version_footer", "plain_tex"]
 
 #: the package's own static files (copied into the site's ``_static``)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: the stylesheet every page loads
 STYLESHEET = "attnrank.css"
-#: the search scores (Sphinx's ``html_search_scorer``): pages above API objects whose names merely
-#: contain the query
+#: the search scores (Sphinx's ``html_search_scorer``)
 SEARCH_SCORER = "search_scorer.js"
 
 
@@ -69,28 +47,12 @@ class DocLinkMath(SphinxPostTransform):
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, out = set(), []
-    for js in scripts:
-        # an inline script is registered with filename None or "" depending on the extension
-        key = (str(getattr(js, "filename", js) or ""), repr(sorted(getattr(js, "attributes", {}).items())))
-        if key not in seen:
-            seen.add(key)
-            out.append(js)
-    context["script_files"] = out
-
-
-#: inline CSS added to every page's <head> (a stylesheet file would need a static path of its own)
-PAGE_CSS = (
-    "<style>.bd-article table code, .bd-article table code span.pre "
-    "{white-space: normal; overflow-wrap: anywhere;}</style>"
-)
-
-
-def _page_css(app, pagename, templatename, context, doctree):
-    context["metatags"] = context.get("metatags", "") + PAGE_CSS
+    if scripts := context.get("script_files"):
+        unique: dict = {}
+        for js in scripts:  # an inline script's filename is None or "" depending on the extension
+            key = (str(getattr(js, "filename", js) or ""), repr(sorted(getattr(js, "attributes", {}).items())))
+            unique.setdefault(key, js)
+        context["script_files"] = list(unique.values())
 
 
 #: labels of the book's statement boxes (sphinx-proof), as docstrings name them in ``:ref:``
@@ -102,18 +64,12 @@ def _box_refs(app, what, name, obj, options, lines):
 
 
 def _singlehtml_handlers(app):
-    """The one-page build (``build --pdf``) translates every node the HTML build does.
-
-    Sphinx looks up node translators under the builder's name and falls back to its format
-    (``html``) only when no extension registered any for that name; once one registers a
-    ``singlehtml`` translator, the ``html`` ones of sphinx-proof and myst-nb are lost there.
-    """
+    """The one-page build translates every node the HTML build does (Sphinx falls back to the
+    ``html`` translators only when no extension registered one for ``singlehtml``)."""
     if app.builder.name != "singlehtml":
         return
     handlers = app.registry.translation_handlers
-    merged = dict(handlers.get("html", {}))
-    merged.update(handlers.get("singlehtml", {}))
-    handlers["singlehtml"] = merged
+    handlers["singlehtml"] = {**handlers.get("html", {}), **handlers.get("singlehtml", {})}
 
 
 def _book_pdf_button(app, pagename, templatename, context, doctree):
@@ -164,22 +120,18 @@ def plain_tex(tex: str) -> str:
 
 
 def _plain_html_title(title: str) -> str:
-    import html
-
     return _MATH_SPAN.sub(lambda m: html.escape(plain_tex(html.unescape(m.group(1)))), title)
 
 
 def _plain_search_titles(app):
     """Wrap the HTML builder's ``index_page`` so that the titles it feeds the search index are plain."""
     builder = app.builder
-    orig = getattr(builder, "index_page", None)
-    if orig is None:
+    if (orig := getattr(builder, "index_page", None)) is None:
         return
 
     def index_page(pagename, doctree, title):
         orig(pagename, doctree, title)
-        indexer = getattr(builder, "indexer", None)
-        if indexer is None:
+        if (indexer := getattr(builder, "indexer", None)) is None:
             return
         if pagename in getattr(indexer, "_titles", {}):
             indexer._titles[pagename] = _plain_html_title(indexer._titles[pagename])
@@ -210,7 +162,6 @@ def setup(app):
     app.add_css_file(STYLESHEET)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
-    app.connect("html-page-context", _page_css)
     app.add_config_value("attnrank_book_pdf", "", "html")
     app.add_config_value("attnrank_version", "", "html")
     app.connect("html-page-context", _version_footer)

@@ -1,31 +1,18 @@
 """``python -m attnrank_lite sweep``: the spherical law at scale, stored in SQLite, resumable.
 
-Compute (each finished row committed to the store at once; a rerun skips what is stored)::
-
-    python -m attnrank_lite sweep --d 2 3 4 5 6 --n 20000 --beta 4 8 16 32 64 --eps 0.1 0.25 \\
-        --store laws.sqlite [--workers N | --scheduler tcp://HOST:PORT]
-
-Report (the store's command, the law table judged against (d-1)/2 by the book's one rule with
-capped rows left out, the width trend, and the log-log figure)::
-
-    python -m attnrank_lite sweep --report laws.sqlite [--figure laws.png]
-
-Each row is stored with its certificate (:mod:`attnrank_lite.laws.row_certificates`); a rerun
-recomputes a stored row whose certificate is missing or disagrees with it. ``--report`` first
-rechecks the rows it shows from their certificates and refuses (exit 11) when one fails.
-Recheck every stored row (one line per failing row, a summary; exit 11 on any failure)::
-
-    python -m attnrank_lite sweep --verify laws.sqlite [--independent]
-
-(``--independent``: each row also by :mod:`attnrank_lite.checker`, which must agree.)
-
-Without ``--workers`` and ``--scheduler`` the environment variable ``ATTNRANK_SCHEDULER``
-names the scheduler; when it is unset too, the rows are computed in this process.
+``sweep --d 2 3 --n 20000 --beta 4 8 --eps 0.1 --store laws.sqlite [--workers N | --scheduler
+ADDR]`` commits each row with its certificate at once (a rerun skips what is stored, recomputing
+a row whose certificate is missing or disagrees; ``$ATTNRANK_SCHEDULER`` is the default scheduler,
+else this process). ``sweep --report FILE [--figure PNG]``: the law table judged against (d-1)/2 by
+the book's rule and its figure, after rechecking the rows it shows (exit 11 if one fails).
+``sweep --verify FILE [--independent]``: every row rechecked from its certificate (exit 11).
 """
 from __future__ import annotations
 
 import os
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..engine.parallel import (
@@ -39,37 +26,40 @@ from ..engine.parallel import (
 )
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
+from .verify_cli import NOT_VERIFIED, independent_opinion
 
-__all__ = ["add_parser", "cmd_sweep", "store_report", "StoreFileError", "store_failure", "verify_store",
-           "refuse_unverified"]
+__all__ = ["add_parser", "cmd_sweep", "StoreFileError", "verify_store", "refuse_unverified"]
 
 
 class StoreFileError(Exception):
-    """The file system refused the store (read-only, full disk, I/O error): ``cli.main`` exits
-    with the status of a file-system error, in one line naming the parameter."""
+    """The file system refused the store (read-only, full disk, I/O error): a file-system error."""
 
 
-def store_failure(exc, parameter: str, note: str = "") -> Exception:
-    """The command line's exception for a :class:`attnrank_lite.laws.law_store.StoreError` (or a
-    missing file) of ``parameter`` (``'--store'`` or ``'--report'``): a :class:`StoreFileError`
-    when the file system refused, a :class:`~attnrank_lite.site.spec.ParameterError` otherwise;
-    ``note`` is appended to the one line."""
-    what = f"parameter '{parameter}': {exc}{note}"
-    return StoreFileError(what) if getattr(exc, "filesystem", False) else ParameterError(what)
+@contextmanager
+def _store_errors(parameter: str, note: str = ""):
+    """A store error (or a missing file) of ``parameter`` as one line: :class:`StoreFileError`
+    when the file system refused, :class:`ParameterError` otherwise (not a store, unreadable)."""
+    from ..laws.law_store import StoreError
+
+    try:
+        yield
+    except (StoreError, FileNotFoundError) as exc:
+        what = f"parameter '{parameter}': {exc}{note}"
+        raise (StoreFileError if getattr(exc, "filesystem", False) else ParameterError)(what) from None
 
 
 def add_parser(sub, common) -> None:
-    """Register the ``sweep`` subcommand (all values parsed here, one-line errors)."""
+    """Register the ``sweep`` subcommand."""
     p = sub.add_parser("sweep", parents=[common],
                        help="the spherical law for several d, stored in SQLite (resumable), or its report")
-    p.add_argument("--d", nargs="+", metavar="D", help="dimensions (points on S^(d-1))")
-    p.add_argument("--n", metavar="N", help="points per sphere")
-    p.add_argument("--beta", nargs="+", metavar="BETA", help="inverse temperatures (at least two)")
-    p.add_argument("--eps", nargs="+", metavar="EPS", help="error levels in (0, 1)")
+    p.add_argument("--d", nargs="+", type=int, metavar="D", help="dimensions (points on S^(d-1))")
+    p.add_argument("--n", type=int, metavar="N", help="points per sphere")
+    p.add_argument("--beta", nargs="+", type=float, metavar="BETA", help="inverse temperatures (at least two)")
+    p.add_argument("--eps", nargs="+", type=float, metavar="EPS", help="error levels in (0, 1)")
     p.add_argument("--points", default="well-spread", help="point set: well-spread (default) or random")
-    p.add_argument("--seed", default="0", help="seed of the point set (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the point set (default 0)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
-    p.add_argument("--workers", metavar="N", help="start a local Dask cluster of N worker processes")
+    p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
     p.add_argument("--scheduler", metavar="ADDR",
                    help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
@@ -80,74 +70,33 @@ def add_parser(sub, common) -> None:
                    help="with --verify: also recheck each row with the independent checker; they must agree")
 
 
-def _numbers(name: str, texts, kind):
-    if not texts:
-        raise ParameterError(f"parameter '--{name}' is required")
-    try:
-        vals = [kind(t) for t in texts]
-    except ValueError:
-        raise ParameterError(f"parameter '--{name}' must be {'whole ' if kind is int else ''}numbers; "
-                             f"got {' '.join(texts)}") from None
-    return vals
-
-
 def _executor(args):
-    workers = None
-    if args.workers is not None:
-        workers, = _numbers("workers", [args.workers], int)
-        if workers < 1:
-            raise ParameterError(f"parameter '--workers' must be at least 1; got {workers}")
+    """``(workers, scheduler)`` checked before any work, naming the parameter or variable."""
+    workers = args.workers
+    if workers is not None:
         if args.scheduler:
             raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
-        if workers > max_local_workers():
-            raise ParameterError(f"parameter '--workers' must be at most {max_local_workers()} on this machine "
-                                 f"(its cores, and {WORKER_BASE_BYTES // 2 ** 20} MiB of available memory per "
-                                 f"worker); got {workers}")
+        if not 1 <= workers <= max_local_workers():
+            raise ParameterError(f"parameter '--workers' must be at least 1 and at most {max_local_workers()} on "
+                                 f"this machine (its cores, and {WORKER_BASE_BYTES // 2 ** 20} MiB of available "
+                                 f"memory per worker); got {workers}")
     scheduler = args.scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
     if scheduler is not None:
-        name = "parameter '--scheduler'" if args.scheduler else f"environment variable {SCHEDULER_ENV}"
         try:
             check_scheduler_address(scheduler)
         except ValueError as exc:
+            name = "parameter '--scheduler'" if args.scheduler else f"environment variable {SCHEDULER_ENV}"
             raise ParameterError(f"{name}: {exc}") from None
     return workers, scheduler
 
 
-def store_report(store, figure=None, log=print) -> Path:
-    """Print the store's summary, its command and its law table judged by the book's rule
-    (:func:`attnrank_lite.laws.report.report_lines`); write the figure. Returns the
-    figure path."""
-    from ..laws import report  # here, not at the top: every command line starts 1 s faster
-    from ..laws.law_store import StoreError
-
-    try:
-        rep = report.stored_report(store)
-    except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
-        raise store_failure(exc, "--report") from None
-    except ValueError as exc:  # no rows, or no (d, eps) with two betas
-        raise ParameterError(f"parameter '--report': {exc}") from None
-    for line in report.report_lines(rep, store):
-        log(line)
-    path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
-    rep["figure"].savefig(path, dpi=120)
-    log(f"figure -> {path}")
-    return path
-
-
 def _command(args) -> str:
     """The sweep's command line as it would be typed (store path as given)."""
-    parts = ["python -m attnrank_lite sweep", "--d", *args.d, "--n", args.n, "--beta", *args.beta,
-             "--eps", *args.eps]
-    if args.points != "well-spread":
-        parts += ["--points", args.points]
-    if str(args.seed) != "0":
-        parts += ["--seed", args.seed]
-    parts += ["--store", args.store]
-    if args.workers:
-        parts += ["--workers", args.workers]
-    elif args.scheduler:
-        parts += ["--scheduler", args.scheduler]
-    return " ".join(map(str, parts))
+    from ..laws.report import sweep_command
+
+    cmd = sweep_command(args.d, args.n, args.beta, args.eps, args.points, args.seed, store=args.store)
+    return cmd + (f" --workers {args.workers}" if args.workers else
+                  f" --scheduler {args.scheduler}" if args.scheduler else "")
 
 
 def cmd_sweep(args) -> int:
@@ -158,37 +107,21 @@ def cmd_sweep(args) -> int:
         if args.store or args.d or args.report:
             raise ParameterError("parameter '--verify' is used alone; not with --store, --d or --report")
         args.where = f"while rechecking {args.verify}"
-        from ..laws.law_store import StoreError
-
-        try:
+        with _store_errors("--verify"):
             return verify_store(args.verify, independent=args.independent)
-        except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
-            raise store_failure(exc, "--verify") from None
     if args.independent:
         raise ParameterError("parameter '--independent' goes with --verify")
     if args.report:
         if args.store or args.d:
             raise ParameterError("parameter '--report' is used alone (with --figure); not with --store or --d")
         args.where = f"while reading {args.report}"
-        rechecked: list[str] = []
-        from ..laws.law_store import StoreError
-
-        try:
-            status = refuse_unverified(args.report, log=rechecked.append)
-        except (StoreError, FileNotFoundError) as exc:  # no file, not a sweep store, unreadable
-            raise store_failure(exc, "--report") from None
-        if status:
-            return status
-        store_report(args.report, args.figure)
-        print(*rechecked, sep="\n")
-        return 0
+        return _report(args.report, args.figure)
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
-    ds = _numbers("d", args.d, int)
-    n, = _numbers("n", [args.n] if args.n else None, int)
-    betas = _numbers("beta", args.beta, float)
-    eps = _numbers("eps", args.eps, float)
-    seed, = _numbers("seed", [args.seed], int)
+    for name in ("d", "n", "beta", "eps"):
+        if getattr(args, name) is None:
+            raise ParameterError(f"parameter '--{name}' is required")
+    ds, n, betas, eps, seed = args.d, args.n, args.beta, args.eps, args.seed
     try:
         scale.check_sweep_parameters(ds, n, betas, eps, args.points, seed)
     except ValueError as exc:  # name the parameter as it is typed
@@ -196,10 +129,8 @@ def cmd_sweep(args) -> int:
     workers, scheduler = _executor(args)
     from ..laws import law_store
 
-    try:  # before any worker starts: a store that cannot be written fails at once
+    with _store_errors("--store"):  # before any worker starts: a store that cannot be written fails at once
         law_store.open_store(args.store).close()
-    except law_store.StoreError as exc:
-        raise store_failure(exc, "--store") from None
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
     try:
@@ -210,20 +141,16 @@ def cmd_sweep(args) -> int:
     except OSError as exc:
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
     try:
-        limit = None
         where = ("this process" if executor is None else
                  f"a local Dask cluster of {workers} workers" if workers else f"the Dask scheduler {scheduler}")
-        if executor is None:
-            avail = available_memory()
-            limit = None if avail is None else (avail, "this machine")
-        try:
-            res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
-                                  limit=limit, command=_command(args), executor_name=where)
-        except TaskTooLarge as exc:
-            raise TooLarge(str(exc)) from None
-        except law_store.StoreError as exc:
-            raise store_failure(exc, "--store", "; the rows committed before it are kept (rerun to resume)"
-                                ) from None
+        avail = available_memory() if executor is None else None
+        with _store_errors("--store", "; the rows committed before it are kept (rerun to resume)"):
+            try:
+                res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
+                                      limit=None if avail is None else (avail, "this machine"),
+                                      command=_command(args), executor_name=where)
+            except TaskTooLarge as exc:
+                raise TooLarge(str(exc)) from None
     finally:
         ctx.__exit__(None, None, None)
     elsewhere = (f", {res['elsewhere']} left to another sweep running on this store (rerun after it ends)"
@@ -233,31 +160,43 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def verify_store(store, log=print, err=None, independent: bool = False) -> int:
-    """``sweep --verify STORE``: recheck every stored row (all code hashes) from its certificate.
+def _report(store, figure) -> int:
+    """``sweep --report``: the rows it shows rechecked (:func:`refuse_unverified`), then the store's
+    summary, command and law table judged by the book's rule printed and its figure written."""
+    from ..laws import report as law_report  # here, not at the top: every command line starts 1 s faster
 
-    ``independent``: each row's rebuilt certificate file is also checked by
-    :mod:`attnrank_lite.checker`, and a row on which the two disagree (or that the checker
-    refuses) fails.
+    rechecked: list[str] = []
+    with _store_errors("--report"):
+        if status := refuse_unverified(store, log=rechecked.append):
+            return status
+        try:
+            report = law_report.stored_report(store)
+        except ValueError as exc:  # no (d, eps) with two betas
+            raise ParameterError(f"parameter '--report': {exc}") from None
+    print(*law_report.report_lines(report, store), sep="\n")
+    path = Path(figure) if figure else Path(store).with_name(Path(store).stem + "_laws.png")
+    report["figure"].savefig(path, dpi=120)
+    print(f"figure -> {path}", *rechecked, sep="\n")
+    return 0
 
-    One line per failing row on standard error (``error: d=3 n=200 beta=8 eps=0.25 well-spread
-    seed=0 [1, 1]: not verified: ...``; a row without a certificate fails), then one summary
-    line on standard output. Returns 0 when every row passed, else
-    :data:`attnrank_lite.site.verify_cli.NOT_VERIFIED` (11).
-    """
-    import sys
 
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
+    """``sweep --verify STORE``: recheck every stored row from its certificate (``independent``:
+    the checker must agree too); one line per failing row (one without a certificate fails) to
+    ``err``, a summary to ``log``. Returns 0 when every row passed, else NOT_VERIFIED (11)."""
     from ..laws import law_store
     from ..laws.row_certificates import recheck_rows
-    from .verify_cli import NOT_VERIFIED
 
-    err = err or (lambda line: print(line, file=sys.stderr, flush=True))
     rows = law_store.read_certified_store(store)
     if rows.empty:
         raise ParameterError(f"parameter '--verify': the store {store} holds no rows")
     t0 = time.perf_counter()
     results = recheck_rows(rows, on_row=lambda label, v: None if v.ok else err(f"error: {label}: {v.line}"),
-                           second=_independent_opinion if independent else None)
+                           second=(lambda path, ok: independent_opinion(path, ok)[1]) if independent else None)
     failed = int((~results["ok"]).sum())
     missing = int((results["blob_bytes"] == 0).sum())
     runs = law_store.read_runs(store)
@@ -271,16 +210,11 @@ def verify_store(store, log=print, err=None, independent: bool = False) -> int:
     return NOT_VERIFIED if failed else 0
 
 
-def refuse_unverified(store, log=print, err=None) -> int:
-    """Before ``sweep --report`` fits anything: recheck the rows it shows
-    (:func:`attnrank_lite.laws.report.recheck_stored`) and refuse (one line per failing
-    row, exit 11) when a row fails or the store keeps no certificates. Returns 0 otherwise."""
-    import sys
-
+def refuse_unverified(store, log=print, err=_err) -> int:
+    """Before ``sweep --report`` fits anything: recheck the rows it shows and refuse (one line per
+    failing row; returns 11) when one fails or the store keeps no certificates; else return 0."""
     from ..laws import report
-    from .verify_cli import NOT_VERIFIED
 
-    err = err or (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         rows, run, _ = report.stored_rows(store)
     except ValueError as exc:  # no rows: the report names it
@@ -297,18 +231,3 @@ def refuse_unverified(store, log=print, err=None) -> int:
         return NOT_VERIFIED
     log(check["line"])
     return 0
-
-
-def _independent_opinion(path, ok: bool) -> str:
-    """``""`` when :func:`attnrank_lite.checker.check_file` agrees with ``verify``'s verdict
-    ``ok`` on the file at ``path``, else one line saying how they differ."""
-    from ..checker import check_file
-
-    try:
-        report = check_file(path)
-    except ValueError as exc:
-        return f"refused by the independent checker: {exc}"
-    if report.ok != ok:
-        return (f"the independent checker disagrees with verify (verify: {'verified' if ok else 'not verified'}, "
-                f"checker: {'verified' if report.ok else report.line})")
-    return ""

@@ -1,25 +1,20 @@
 """``python -m attnrank_lite verify FILE...``: recheck certificate files (``SPEC.md`` section 6).
 
-One line per file on standard output for a verified file::
-
-    FILE: verified: 28 <= rank_0.25(A) <= 78, n = 4096, kinds neumann/harmonic
-
-and one line on standard error for a file that fails: ``error: FILE: not verified: bracket 0
-(eps = 0.25): lower side (neumann) claims 30, its data prove rank >= 28`` (exit status 11) or
-``error: FILE: refused: <what is wrong>`` (a pickle, a truncated archive, another format
-version, a sha256 mismatch, an oversized array: exit status 12). Every file is checked; the exit
-status is that of the first file that failed. ``--independent`` also runs
-:mod:`attnrank_lite.checker` on each file, and a verdict that differs from ``verify``'s fails
-the file (exit status 11). Nothing in a file is ever executed.
+One line per file: ``FILE: verified: 28 <= rank_0.25(A) <= 78, n = 4096, kinds neumann/harmonic``
+on standard output, or on standard error ``error: FILE: not verified: <the side its data do not
+prove>`` (exit 11) or ``error: FILE: refused: <why>`` (a pickle, a truncated archive, another
+format, a sha256 mismatch, an oversized array: exit 12). Every file is checked; the exit status
+is the first failure's. ``--independent``: :mod:`attnrank_lite.checker` must agree on each file
+(else 11). Nothing in a file is ever executed.
 """
 from __future__ import annotations
 
 import sys
 
-from ..checker import check_file
+from .. import checker
 from ..engine.certificate_file import CertificateFileError, verify_file
 
-__all__ = ["add_parser", "cmd_verify", "NOT_VERIFIED", "REFUSED"]
+__all__ = ["add_parser", "cmd_verify", "independent_opinion", "NOT_VERIFIED", "REFUSED"]
 
 #: exit status of a file whose certificates do not prove its claims
 NOT_VERIFIED = 11
@@ -36,6 +31,20 @@ def add_parser(sub, common) -> None:
                    help="also recheck with the independent checker (attnrank_lite.checker); they must agree")
 
 
+def independent_opinion(path, ok: bool) -> tuple[int, str]:
+    """``(0, "")`` when :func:`attnrank_lite.checker.check_file` agrees with ``verify``'s verdict
+    ``ok`` on the file at ``path``; else :data:`REFUSED` (the checker refused the file) or
+    :data:`NOT_VERIFIED` (the verdicts differ) and one line saying so."""
+    try:
+        report = checker.check_file(path)
+    except ValueError as exc:
+        return REFUSED, f"refused by the independent checker: {exc}"
+    if report.ok == ok:
+        return 0, ""
+    mine, theirs = "verified" if ok else "not verified", "verified" if report.ok else report.line
+    return NOT_VERIFIED, f"the independent checker disagrees with verify (verify: {mine}, checker: {theirs})"
+
+
 def _one(path: str, independent: bool) -> tuple[int, str]:
     """``(status, line)`` for one file; status 0 when verified."""
     try:
@@ -44,22 +53,11 @@ def _one(path: str, independent: bool) -> tuple[int, str]:
         return REFUSED, f"{path}: refused: {exc}"
     except OSError as exc:
         return 8, f"{path}: cannot read the file ({exc.strerror or exc})"
-    line = verdict.line
-    if independent:
-        try:
-            report = check_file(path)
-        except ValueError as exc:
-            return REFUSED, f"{path}: refused by the independent checker: {exc}"
-        if report.ok != verdict.ok:
-            side = verdict.failing or report.failing
-            return NOT_VERIFIED, (f"{path}: the independent checker disagrees with verify "
-                                  f"(verify: {'verified' if verdict.ok else 'not verified'}, checker: "
-                                  f"{'verified' if report.ok else report.line}; {side})")
-        if verdict.ok:
-            line += "; independent checker agrees"
-    if not verdict.ok:
-        return NOT_VERIFIED, f"{path}: {line}"
-    return 0, f"{path}: {line}"
+    status, line = independent_opinion(path, verdict.ok) if independent else (0, "")
+    if status:
+        return status, f"{path}: {line}"
+    line = verdict.line + ("; independent checker agrees" if independent and verdict.ok else "")
+    return (0 if verdict.ok else NOT_VERIFIED), f"{path}: {line}"
 
 
 def cmd_verify(args) -> int:
@@ -67,9 +65,6 @@ def cmd_verify(args) -> int:
     first = 0
     for path in args.files:
         status, line = _one(path, args.independent)
-        if status:
-            print(f"error: {line}", file=sys.stderr, flush=True)
-            first = first or status
-        else:
-            print(line, flush=True)
+        print(f"error: {line}" if status else line, file=sys.stderr if status else sys.stdout, flush=True)
+        first = first or status
     return first

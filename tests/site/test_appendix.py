@@ -273,3 +273,13 @@ def test_reproducibility_page_links_certificate_bundles(tmp_path):
     assert "gone_certificates" not in text
     assert "Not published: big: 4 files, 8.2 MB" in text
     assert "verify --independent" in text
+
+
+def test_a_record_of_a_chapter_that_no_longer_exists_shows_its_values_only(monkeypatch):
+    summary = _summary()
+    summary["chapters"][0].update(chapter="ch99", parameters={"eps": 0.5})
+    text = appendix.render_reproducibility(summary, {})
+    assert "| `eps` | `0.5` | `'?'` |" in text and "### ch99: t" in text
+    monkeypatch.setattr(appendix, "get_chapter", lambda key: {}[key])  # any other error is not hidden
+    with pytest.raises(KeyError):
+        appendix.render_reproducibility(summary, {})

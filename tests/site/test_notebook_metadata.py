@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from attnrank_lite.site import runner
 from attnrank_lite.site.chapters import NOTEBOOK_DIR, get_chapter
@@ -40,3 +41,21 @@ def test_executed_notebook_carries_no_absolute_paths(tmp_path, monkeypatch):
     text = path.read_text()
     for where in {str(tmp_path), str(REPO), str(Path.home())}:
         assert where not in text, where
+
+
+def test_a_notebook_papermill_did_not_save_names_no_cell(tmp_path, monkeypatch):
+    """Only what ``nbformat.read`` raises for a missing or cut-short file means "no notebook";
+    any other error is not swallowed."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("y")])
+    nb.cells[0].execution_count, nb.cells[1].metadata["papermill"] = 1, {"status": "running"}
+    nbformat.write(nb, tmp_path / "saved.ipynb")
+    assert runner._failed_cell(tmp_path / "saved.ipynb") == "cell 2"
+    assert runner._read_saved(tmp_path / "saved.ipynb").cells[0].execution_count == 1
+    assert runner._read_saved(tmp_path / "none.ipynb") is None
+    cut = tmp_path / "cut.ipynb"
+    cut.write_text((tmp_path / "saved.ipynb").read_text()[:40])
+    assert runner._read_saved(cut) is None
+    assert runner._failed_cell(cut) == runner._failed_cell(tmp_path / "none.ipynb") == "an unknown cell"
+    monkeypatch.setattr(runner.nbformat, "read", lambda *a, **k: {}["bug"])
+    with pytest.raises(KeyError):
+        runner._failed_cell(tmp_path / "saved.ipynb")

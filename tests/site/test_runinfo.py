@@ -1,7 +1,7 @@
 """Each chapter page and the reproducibility page say how the run was produced (issue 16)."""
 import nbformat
 
-from attnrank_lite.site import appendix, pagenote
+from attnrank_lite.site import appendix, pagenote, runner
 from attnrank_lite.site.chapters import get_chapter
 
 
@@ -35,9 +35,11 @@ def test_fresh_run_note_does_not_claim_the_cache():
     assert "cache" not in pagenote.run_note(_rec())
 
 
-def test_cpu_model_is_a_name():
-    name = pagenote.cpu_model()
-    assert isinstance(name, str) and name.strip() and "\n" not in name
+def test_machine_record_names_the_machine():
+    rec = runner.machine_record()
+    assert isinstance(rec["cpu"], str) and rec["cpu"].strip() and "\n" not in rec["cpu"]
+    assert rec["machine"].endswith(" CPUs") and rec["versions"]["python"].count(".") == 2
+    assert pagenote.machine_text({"machine": "m"}) == "m"  # an older record, without the model
 
 
 def test_reproducibility_page_lists_every_chapter_with_time_machine_and_quick_command():

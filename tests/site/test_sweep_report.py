@@ -55,8 +55,7 @@ def test_an_empty_store_is_refused_in_one_line(tmp_path, capsys):
 def test_the_live_command_is_the_sweep_of_the_parameters():
     cmd = report.sweep_command([2, 3, 5], 400, [2.0, 4.0, 8.0, 16.0], [0.1, 0.25], seed=3)
     args = cli._parser().parse_args(cmd.split()[3:])
-    assert (args.d, args.n, args.beta, args.eps, args.seed) == (
-        ["2", "3", "5"], "400", ["2", "4", "8", "16"], ["0.1", "0.25"], "3")
+    assert (args.d, args.n, args.beta, args.eps, args.seed) == ([2, 3, 5], 400, [2.0, 4.0, 8.0, 16.0], [0.1, 0.25], 3)
 
 
 def test_the_glued_verdict_counts_are_those_of_the_verdict_column(store):
