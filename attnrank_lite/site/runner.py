@@ -3,10 +3,10 @@
 ``python -m attnrank_lite run chNN -o OUT`` leaves ``OUT/chNN/`` with the executed notebook
 ``NN_slug.ipynb``, its run record ``NN_slug.run.json`` (parameters, versions, times, tables) and
 its tables ``results/chNN/*.csv``, beside the marker ``OUT/.attnrank-output`` (outputs.py). A run
-writes a partial folder ``OUT/.partial-chNN-XXXX/`` (holding the lock
-``OUT/.attnrank-output.lock``) and, once the notebook succeeded and the record is written, swaps it with ``OUT/chNN`` in one atomic rename: a
-reader finds the previous run or the new one, never a mix or nothing, and an interrupt leaves
-the previous run as it was and no partial folder.
+writes a partial folder ``OUT/.partial-chNN-XXXX/`` (holding the lock ``OUT/.attnrank-output.lock``)
+and, once the notebook succeeded and the record is written, swaps it with ``OUT/chNN`` in one
+atomic rename: a reader finds the previous run or the new one, never a mix or nothing, and an
+interrupt leaves the previous run as it was and no partial folder.
 """
 from __future__ import annotations
 
