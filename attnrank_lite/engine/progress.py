@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+import weakref
 
 __all__ = ["progress", "progress_enabled", "progress_stream", "terminal_device"]
 
@@ -86,4 +89,17 @@ def progress(iterable, desc: str = "", total: int | None = None, delay: float = 
         ncols = os.get_terminal_size(stream.fileno()).columns or None
     except (AttributeError, OSError, ValueError):
         ncols = None
-    return tqdm(iterable, desc=desc, total=total, file=stream, leave=False, ncols=ncols, delay=delay)
+    bar = tqdm(iterable, desc=desc, total=total, file=stream, leave=False, ncols=ncols, delay=delay)
+    if delay > 0:
+        threading.Thread(target=_keep_drawn, args=(weakref.ref(bar), delay), daemon=True).start()
+    return bar
+
+
+def _keep_drawn(ref, delay: float, every: float = 1.0) -> None:
+    """Draw the bar behind ``ref`` once ``delay`` has passed, then every ``every`` seconds until it
+    closes: tqdm draws only when an item ends, so a first item running a minute stayed invisible."""
+    time.sleep(delay)
+    while (bar := ref()) is not None and not bar.disable:
+        bar.refresh()
+        del bar
+        time.sleep(every)

@@ -63,6 +63,19 @@ def test_bars_drawn_on_the_terminal_device(monkeypatch, pty_device):
     assert "sweep-bar" in text and "/40" in text
 
 
+def test_a_bar_is_drawn_while_its_first_item_still_runs(monkeypatch, pty_device):
+    """A family running a minute must show its bar once the delay has passed, not when it ends
+    (tqdm alone draws only between items: the (3000, 64) default bracket of issue 23 was silent)."""
+    master, tty = pty_device
+    monkeypatch.setenv("ATTNRANK_PROGRESS_TTY", tty)
+    seen = []
+    for i in prog.progress(range(2), desc="slow-first", delay=0.2):
+        if i == 0:
+            time.sleep(1.0)
+            seen.append(_read_all(master, wait=0.5))
+    assert "slow-first" in seen[0] and "0/2" in seen[0]
+
+
 def test_terminal_device_of_a_pty(pty_device):
     master, tty = pty_device
     with open(tty, "w") as fh:
