@@ -36,6 +36,19 @@ def test_the_lp_beats_neumann_on_the_issue_instance(fib512):
     assert cert.rank <= rank_bracket(A, 0.25, points=P).upper  # an independent upper certificate
 
 
+def test_the_default_search_finds_the_prototype_value_with_few_programs(fib512, monkeypatch):
+    """The secant search above Neumann's 28 reaches the prototype's 37 (trying p = 29, 30, ... one
+    by one took 11 programs, 29 to 39)."""
+    from attnrank_lite.engine import right_inverse as ri
+
+    P, A = fib512
+    solved, lp = [], ri.lp_right_inverse
+    monkeypatch.setattr(ri, "lp_right_inverse", lambda A, S, **kw: solved.append(S.size) or lp(A, S, **kw))
+    cert = right_inverse_lower(A, 0.25, points=P, cells=7, max_seconds=600)
+    assert isinstance(cert, RightInverseCertificate) and cert.rank >= 37 and cert.verify(A, 0.25)
+    assert len(solved) <= 6 and len(set(solved)) == len(solved), solved  # no p solved twice
+
+
 def _exact_lhs(A, rows, X, eps) -> Fraction:
     p = len(rows)
     Af = [[Fraction(float(v)) for v in A[i]] for i in rows]
