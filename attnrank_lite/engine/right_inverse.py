@@ -171,7 +171,11 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
         search of :func:`_secant_search` above Neumann's ``p`` (the certified ``p`` is not
         monotone in the program's data; every certificate is verified).
     cells : int
-        Voronoi cells per column support (7 suits S^2, 13 S^3 in the prototype).
+        Voronoi cells per column support (7 on S^2, 13 on S^3 in the prototype). Larger
+        supports certify more at a higher cost: on 512 Fibonacci points (beta = 16, eps = 0.25)
+        7, 9 and 13 cells gave 37, 39 and 42 in 13, 28 and 51 CPU s; fewer than 7 fail at 37.
+        On 500 well-spread points of S^3 (beta = 8) 13 and 19 cells gave 32 and 33
+        (``benchmarks/bench_right_inverse.py``).
     max_seconds : float
         No new program is started after this many seconds.
 
