@@ -49,6 +49,18 @@ def test_the_default_search_finds_the_prototype_value_with_few_programs(fib512, 
     assert len(solved) <= 6 and len(set(solved)) == len(solved), solved  # no p solved twice
 
 
+def test_without_points_on_a_diffuse_head_it_beats_the_default_lower_end():
+    """Generic attention (issue 23): Gaussian queries and keys, no points, centres from A alone.
+    The default's lower end is the trivial few (cluster-mass); the LP needs no concentration."""
+    rng = np.random.default_rng(0)
+    Q, K = rng.standard_normal((150, 16)), rng.standard_normal((150, 16))
+    A = softmax_attention(Q, K, 0.25)
+    b = rank_bracket(A, 0.1)
+    cert = right_inverse_lower(A, 0.1)
+    assert isinstance(cert, RightInverseCertificate) and cert.verify(A, 0.1)
+    assert 2 * b.lower <= cert.rank <= b.upper
+
+
 def _exact_lhs(A, rows, X, eps) -> Fraction:
     p = len(rows)
     Af = [[Fraction(float(v)) for v in A[i]] for i in rows]
