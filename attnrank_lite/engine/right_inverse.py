@@ -32,7 +32,7 @@ import numpy as np
 
 from .certificates import LowerCertificate, _arguments, _plain, advertised_rank
 from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
-from .neumann import _aggregate, _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
+from .neumann import _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
 
 __all__ = ["RightInverseCertificate", "right_inverse_norms", "lp_right_inverse", "right_inverse_lower"]
 
@@ -125,7 +125,7 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
 
     p, m = S.size, A.shape[1]
     labels = _voronoi_labels(lambda idx: A[idx], S, m)
-    M, _ = _aggregate(lambda idx: A[idx], S, labels, p)
+    M = np.stack([A[S][:, labels == b].sum(axis=1) for b in range(p)], axis=1)  # empty cells allowed
     score = M + M.T
     supports = [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(p)]
     sizes = np.array([s.size for s in supports])

@@ -61,6 +61,18 @@ def test_without_points_on_a_diffuse_head_it_beats_the_default_lower_end():
     assert 2 * b.lower <= cert.rank <= b.upper
 
 
+def test_a_centre_with_an_empty_cell_is_no_error():
+    """Two equal rows: the second centre attends most to no key (its Voronoi cell is empty; this
+    raised IndexError). A_S X = I has no solution then, and the search goes on without it."""
+    from attnrank_lite.engine.right_inverse import lp_right_inverse
+
+    A = softmax_attention(fibonacci_sphere(12), beta=4.0)
+    A = np.vstack([A[:1], A])[:, :12]  # row 0 twice
+    assert lp_right_inverse(A[:12], np.array([0, 1])) is None
+    cert = right_inverse_lower(A[:12], 0.25, p_values=[2, 3])
+    assert cert.rank == 0 or cert.verify(A[:12], 0.25)
+
+
 def _exact_lhs(A, rows, X, eps) -> Fraction:
     p = len(rows)
     Af = [[Fraction(float(v)) for v in A[i]] for i in rows]
