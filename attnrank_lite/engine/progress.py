@@ -91,15 +91,27 @@ def progress(iterable, desc: str = "", total: int | None = None, delay: float = 
         ncols = None
     bar = tqdm(iterable, desc=desc, total=total, file=stream, leave=False, ncols=ncols, delay=delay)
     if delay > 0:
-        threading.Thread(target=_keep_drawn, args=(weakref.ref(bar), delay), daemon=True).start()
+        global _WATCHER
+        _DELAYED.add(bar)
+        if _WATCHER is None or not _WATCHER.is_alive():
+            _WATCHER = threading.Thread(target=_draw_delayed, daemon=True)
+            _WATCHER.start()
     return bar
 
 
-def _keep_drawn(ref, delay: float, every: float = 1.0) -> None:
-    """Draw the bar behind ``ref`` once ``delay`` has passed, then every ``every`` seconds until it
-    closes: tqdm draws only when an item ends, so a first item running a minute stayed invisible."""
-    time.sleep(delay)
-    while (bar := ref()) is not None and not bar.disable:
-        bar.refresh()
-        del bar
-        time.sleep(every)
+#: open bars with a delay, and the one thread that draws them
+_DELAYED: weakref.WeakSet = weakref.WeakSet()
+_WATCHER: threading.Thread | None = None
+
+
+def _draw_delayed(tick: float = 0.5) -> None:
+    """Every ``tick`` seconds, draw each open bar whose delay has passed: tqdm draws only when an
+    item ends, so a first item running a minute stayed invisible."""
+    while True:
+        time.sleep(tick)
+        for bar in list(_DELAYED):
+            with bar.get_lock():  # the lock close() clears under: no redraw after the clearing
+                if bar.disable:
+                    _DELAYED.discard(bar)
+                elif time.time() - bar.start_t >= bar.delay:
+                    bar.refresh(nolock=True)
