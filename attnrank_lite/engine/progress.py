@@ -8,6 +8,9 @@ website build sets it).
 from __future__ import annotations
 
 import os
+import threading
+import time
+import weakref
 
 __all__ = ["progress"]
 
@@ -31,4 +34,30 @@ def progress(iterable, desc: str = "", total: int | None = None, delay: float = 
 
     bar = tqdm(iterable, desc=desc, total=total, leave=False, delay=delay,
                disable=False if flag == "1" else None)
-    return iterable if bar.disable else bar
+    if bar.disable:
+        return iterable
+    if delay > 0:
+        global _WATCHER
+        _DELAYED.add(bar)
+        if _WATCHER is None or not _WATCHER.is_alive():
+            _WATCHER = threading.Thread(target=_draw_delayed, daemon=True)
+            _WATCHER.start()
+    return bar
+
+
+#: open bars with a delay, and the one thread that draws them
+_DELAYED: weakref.WeakSet = weakref.WeakSet()
+_WATCHER: threading.Thread | None = None
+
+
+def _draw_delayed(tick: float = 0.5) -> None:
+    """Every ``tick`` seconds, draw each open bar whose delay has passed: tqdm draws only when an
+    item ends, so a first item running a minute stayed invisible."""
+    while True:
+        time.sleep(tick)
+        for bar in list(_DELAYED):
+            with bar.get_lock():  # the lock close() clears under: no redraw after the clearing
+                if bar.disable:
+                    _DELAYED.discard(bar)
+                elif time.time() - bar.start_t >= bar.delay:
+                    bar.refresh(nolock=True)

@@ -18,8 +18,9 @@ supported on the keys of the Voronoi cells most tied to centre ``b`` (HiGHS, thr
 
 The certificate stores ``rows`` and ``X``; its ``certified_rank``
 recomputes both norms from them with proven rounding bounds (Higham's :math:`\gamma_k`).
-It is opt-in: the default bracket does not run the LP (its cost, seconds per ``p`` at
-``n = 512``, is far above forming ``A``).
+It is opt-in: the default bracket does not run the LP. Its cost, 1-3 CPU seconds per program
+at ``n = 512`` on S^2 and about 10 on S^3 (``n = 500``), times the 4-6 programs of the secant
+search over ``p``, is far above forming ``A`` (``benchmarks/bench_right_inverse.py``).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from .certificates import LowerCertificate, _arguments, _plain, advertised_rank
 from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
-from .neumann import _aggregate, _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
+from .neumann import _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
 
 __all__ = ["RightInverseCertificate", "right_inverse_norms", "lp_right_inverse", "right_inverse_lower"]
 
@@ -106,7 +107,8 @@ def right_inverse_norms(P: np.ndarray, X: np.ndarray) -> tuple[float, float]:
     return r_bound, x_bound
 
 
-def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float = 1e-3) -> np.ndarray | None:
+def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float = 1e-3,
+                     method: str = "highs-ipm") -> np.ndarray | None:
     r"""``X`` (m x p) minimising :math:`\max_j \|X_{j,:}\|_1` subject to :math:`A_S X = I` on local
     supports, or ``None`` when HiGHS finds no solution.
 
@@ -114,14 +116,16 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
     centre attending to it most) most tied to centre ``b`` by attention mass (:math:`M + M^\top`,
     :math:`M = A_S G`). In each row of :math:`A_S` the smallest coefficients of total at most
     ``drop`` are left out of the equality constraints (they shrink the program; their effect is
-    in the residual :math:`I - A_S X` that the certificate measures).
+    in the residual :math:`I - A_S X` that the certificate measures). ``method`` is
+    ``linprog``'s: the interior-point ``highs-ipm`` solved ``p = 37`` on 512 Fibonacci points in
+    1.9 CPU s, the dual simplex ``highs-ds`` in 9.0 s (``benchmarks/README.md``).
     """
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
     p, m = S.size, A.shape[1]
     labels = _voronoi_labels(lambda idx: A[idx], S, m)
-    M, _ = _aggregate(lambda idx: A[idx], S, labels, p)
+    M = np.stack([A[S][:, labels == b].sum(axis=1) for b in range(p)], axis=1)  # empty cells allowed
     score = M + M.T
     supports = [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(p)]
     sizes = np.array([s.size for s in supports])
@@ -143,7 +147,7 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
                           np.concatenate([np.arange(2 * N), np.full(m, 2 * N)]))), shape=(m, 2 * N + 1))
     c = np.zeros(2 * N + 1)
     c[-1] = 1.0
-    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs-ipm")
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method=method)
     if res.status != 0:
         return None
     X = np.zeros((m, p))
@@ -163,10 +167,15 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
         The queries as points (farthest-point centres); without them a square ``A`` uses
         :func:`~attnrank_lite.engine.neumann.attention_farthest_order`.
     p_values : iterable of int, optional
-        The row counts tried, in order (default: Neumann's ``p`` + 1, + 2, ... until two
-        consecutive failures: the certified ``p`` is not monotone in the program's data).
+        The row counts tried, in order, until two consecutive failures. Default: the secant
+        search of :func:`_secant_search` above Neumann's ``p`` (the certified ``p`` is not
+        monotone in the program's data; every certificate is verified).
     cells : int
-        Voronoi cells per column support (7 suits S^2, 13 S^3 in the prototype).
+        Voronoi cells per column support (7 on S^2, 13 on S^3 in the prototype). Larger
+        supports certify more at a higher cost: on 512 Fibonacci points (beta = 16, eps = 0.25)
+        7, 9 and 13 cells gave 37, 39 and 42 in 13, 28 and 51 CPU s; fewer than 7 fail at 37.
+        On 500 well-spread points of S^3 (beta = 8) 13 and 19 cells gave 32 and 33
+        (``benchmarks/bench_right_inverse.py``).
     max_seconds : float
         No new program is started after this many seconds.
 
@@ -185,17 +194,61 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
         return best
     order = (farthest_point_order(real_matrix("points", points), min(n, m)) if points is not None
              else attention_farthest_order(lambda idx: A[idx], n, min(n, m)))
-    tries = iter(p_values) if p_values is not None else iter(range(best.rank + 1, min(n, m) + 1))
-    t0, misses = time.perf_counter(), 0
-    for p in tries:
+    t0 = time.perf_counter()
+
+    def attempt(p: int):
+        """The verified certificate of the LP at ``p`` (or None) and the LP's left side."""
+        X = lp_right_inverse(A, order[:p], cells=cells)
+        if X is None:
+            return None, float("inf")
+        r_bound, x_bound = right_inverse_norms(A[order[:p]], X)
+        cert = RightInverseCertificate(rows=order[:p].tolist(), X=X, rank=int(p))
+        return (cert if cert.verify(A, eps) else None), r_bound + eps * x_bound
+
+    if p_values is None:
+        found = _secant_search(attempt, best.rank, order.size, lambda: time.perf_counter() - t0 > max_seconds)
+        return found if found is not None and found.rank > best.rank else best
+    misses = 0
+    for p in p_values:
         if time.perf_counter() - t0 > max_seconds or misses >= 2 or not 1 <= p <= order.size:
             break
-        X = lp_right_inverse(A, order[:p], cells=cells)
-        cert = None if X is None else RightInverseCertificate(rows=order[:p].tolist(), X=X, rank=int(p))
-        if cert is not None and cert.verify(A, eps):
+        cert = attempt(p)[0]
+        if cert is not None:
             misses = 0
             if cert.rank > best.rank:
                 best = cert
         else:
             misses += 1
+    return best
+
+
+def _secant_search(attempt, lo: int, top: int, out_of_time):
+    r"""Largest ``p`` in ``(lo, top]`` found certified by ``attempt(p) -> (certificate or None,
+    left side)``, by a secant search on the left side :math:`\ell(p) = \|I - A_S X\| +
+    \varepsilon\|X\|`, about proportional to ``p``. Trying ``p`` = Neumann's + 1, + 2, ... took 11
+    programs on 512 Fibonacci points of S^2 (beta = 16) and 13 on 500 well-spread points of S^3
+    (beta = 8); this search 6 and 4, same ranks (``benchmarks/bench_right_inverse.py``).
+
+    Keeps the largest certified ``p`` (``lo``) and the smallest failed one above it (``hi``); the
+    next ``p`` is where the line through the last two finite values of :math:`\ell` (through the
+    origin after one) reaches 1, rounded down, at most twice the last ``p``, inside
+    ``(lo, hi)``. Stops when ``hi = lo + 1`` or ``out_of_time()``. Returns the certificate or None.
+    """
+    best, hi, seen, p = None, top + 1, [], lo + 1
+    while lo + 1 < hi and not out_of_time():
+        cert, left = attempt(p)
+        if cert is not None:
+            best, lo = cert, p
+        else:
+            hi = p
+        if np.isfinite(left):
+            seen.append((p, left))
+        if len(seen) >= 2 and seen[-1][1] != seen[-2][1]:
+            (p0, l0), (p1, l1) = seen[-2:]
+            guess = p1 + (1.0 - l1) * (p1 - p0) / (l1 - l0)
+        elif seen and seen[-1][1] > 0:
+            guess = seen[-1][0] / seen[-1][1]
+        else:
+            guess = 2 * p
+        p = int(min(max(np.floor(guess), lo + 1), hi - 1, 2 * p))
     return best

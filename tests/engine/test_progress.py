@@ -70,6 +70,22 @@ def test_bars_drawn_on_a_terminal_and_off_when_forced(monkeypatch, pty_device):
         assert prog.progress(items, desc="quiet-bar") is items
 
 
+def test_a_bar_is_drawn_while_its_first_item_still_runs(monkeypatch, pty_device):
+    """A family running a minute must show its bar once the delay has passed, not when it ends
+    (tqdm alone draws only between items: the (3000, 64) default bracket of issue 23 was silent)."""
+    master, tty = pty_device
+    monkeypatch.delenv("ATTNRANK_PROGRESS", raising=False)
+    seen = []
+    with open(tty, "w") as term:
+        monkeypatch.setattr(sys, "stderr", term)
+        for i in prog.progress(range(2), desc="slow-first", delay=0.2):
+            if i == 0:
+                time.sleep(1.0)
+                term.flush()
+                seen.append(_read_all(master, wait=0.5))
+    assert "slow-first" in seen[0] and "0/2" in seen[0]
+
+
 def test_kernel_bars_never_reach_the_notebook(monkeypatch):
     """A notebook executed as papermill does: its standard error is no terminal, so no bar."""
     monkeypatch.delenv("ATTNRANK_PROGRESS", raising=False)

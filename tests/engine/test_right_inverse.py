@@ -36,6 +36,43 @@ def test_the_lp_beats_neumann_on_the_issue_instance(fib512):
     assert cert.rank <= rank_bracket(A, 0.25, points=P).upper  # an independent upper certificate
 
 
+def test_the_default_search_finds_the_prototype_value_with_few_programs(fib512, monkeypatch):
+    """The secant search above Neumann's 28 reaches the prototype's 37 (trying p = 29, 30, ... one
+    by one took 11 programs, 29 to 39)."""
+    from attnrank_lite.engine import right_inverse as ri
+
+    P, A = fib512
+    solved, lp = [], ri.lp_right_inverse
+    monkeypatch.setattr(ri, "lp_right_inverse", lambda A, S, **kw: solved.append(S.size) or lp(A, S, **kw))
+    cert = right_inverse_lower(A, 0.25, points=P, cells=7, max_seconds=600)
+    assert isinstance(cert, RightInverseCertificate) and cert.rank >= 37 and cert.verify(A, 0.25)
+    assert len(solved) <= 6 and len(set(solved)) == len(solved), solved  # no p solved twice
+
+
+def test_without_points_on_a_diffuse_head_it_beats_the_default_lower_end():
+    """Generic attention (issue 23): Gaussian queries and keys, no points, centres from A alone.
+    The default's lower end is the trivial few (cluster-mass); the LP needs no concentration."""
+    rng = np.random.default_rng(0)
+    Q, K = rng.standard_normal((150, 16)), rng.standard_normal((150, 16))
+    A = softmax_attention(Q, K, 0.25)
+    b = rank_bracket(A, 0.1)
+    cert = right_inverse_lower(A, 0.1)
+    assert isinstance(cert, RightInverseCertificate) and cert.verify(A, 0.1)
+    assert 2 * b.lower <= cert.rank <= b.upper
+
+
+def test_a_centre_with_an_empty_cell_is_no_error():
+    """Two equal rows: the second centre attends most to no key (its Voronoi cell is empty; this
+    raised IndexError). A_S X = I has no solution then, and the search goes on without it."""
+    from attnrank_lite.engine.right_inverse import lp_right_inverse
+
+    A = softmax_attention(fibonacci_sphere(12), beta=4.0)
+    A = np.vstack([A[:1], A])[:, :12]  # row 0 twice
+    assert lp_right_inverse(A[:12], np.array([0, 1])) is None
+    cert = right_inverse_lower(A[:12], 0.25, p_values=[2, 3])
+    assert cert.rank == 0 or cert.verify(A[:12], 0.25)
+
+
 def _exact_lhs(A, rows, X, eps) -> Fraction:
     p = len(rows)
     Af = [[Fraction(float(v)) for v in A[i]] for i in rows]
