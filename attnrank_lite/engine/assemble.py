@@ -44,7 +44,7 @@ from .harmonic import HarmonicBasis, harmonic_search
 from .l1fit import l1_fit_rows, l1_improve
 from .lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from .nested import nested_family_search
-from .neumann import farthest_point_order, neumann_search
+from .neumann import attention_farthest_order, farthest_point_order, neumann_search
 from .progress import progress
 from .range_finder import randomized_range_finder
 from .row_source import RowSource, evenly_spaced_rows
@@ -240,13 +240,16 @@ def _norm(plan: Plan, eps: float):
 
 
 def _neumann(plan: Plan, eps: float):
-    if plan.points is None:
-        return None
+    """Centres in farthest-point order of the query points, or, for a stored square matrix without
+    points, of the attention itself (:func:`attention_farthest_order`)."""
     src = plan.source
+    if plan.points is None and (plan.stored is None or src.n != src.m):
+        return None
     if plan.stored is not None and (plan.stored < 0).any():
         return None
     if plan.order is None:
-        plan.order = _LazyOrder(plan.points, min(src.n, src.m))
+        plan.order = (_LazyOrder(plan.points, min(src.n, src.m)) if plan.points is not None
+                      else attention_farthest_order(src.rows, src.n, src.n))
         plan.centre_rows = src.rows if plan.stored is not None else _RowCache(src)
     return neumann_search(plan.centre_rows, src.n, src.m, eps, plan.order)
 

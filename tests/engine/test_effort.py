@@ -198,3 +198,15 @@ def test_effort_max_lifts_the_streamed_svd_limit_only_where_the_upper_end_is_cap
     assert full[0].verify(softmax_attention(X, X, 16.0), 0.25)
     low = point_brackets(fibonacci_sphere(300), 2.0, [0.25], limits=lim, effort="max")
     assert low[0].upper < 300 and "SVD" not in low[0].upper_certificate.source
+
+
+def test_default_runs_neumann_on_a_stored_square_matrix_without_points():
+    """A Gaussian head (no points): the default's lower end is at least the Neumann certificate
+    with centres in attention order, and the bracket verifies on the matrix."""
+    from attnrank_lite.engine.neumann import neumann_lower_bound
+
+    rng = np.random.default_rng(0)
+    Q, K = rng.standard_normal((300, 32)), rng.standard_normal((300, 32))
+    A = softmax_attention(Q, K, 1 / np.sqrt(32))
+    b = rank_bracket(A, 0.1)
+    assert b.lower >= neumann_lower_bound(A, 0.1).rank > 4 and b.verify(A, 0.1)
