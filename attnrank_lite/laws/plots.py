@@ -1,18 +1,15 @@
-"""Figures of chapters 2, 3 and 7: certified brackets on log-log axes with labelled reference
-slopes (one colour per eps, Greek axis labels, panels stacked in one column), and spectra."""
+"""Figures of chapters 2, 3 and 7: certified brackets on log-log axes with reference slopes."""
 from __future__ import annotations
 
 import numpy as np
 
 from .fitting import reference_line
 
-__all__ = ["add_reference_slope", "axis_label", "ball_figure", "circle_vs_ball_figure",
+__all__ = ["add_reference_slope", "ball_figure", "circle_vs_ball_figure",
            "configuration_figure", "eps_colors", "heuristic_figure", "law_figure",
-           "law_scale_figure", "n_sweep_figure", "plot_brackets", "plot_spectrum_comparison",
-           "spectrum_figure", "token_figure"]
+           "law_scale_figure", "n_sweep_figure", "plot_brackets", "spectrum_figure", "token_figure"]
 
-_AXIS_LABELS = {"beta": r"$\beta$", "eps": r"$\varepsilon$", "n_points": "n (tokens)",
-                "n": "n (tokens)", "tau": r"$\tau$"}
+_AXIS_LABELS = {"beta": r"$\beta$", "n_points": "n (tokens)"}
 
 
 def _axes(size=(6, 4)):
@@ -21,19 +18,13 @@ def _axes(size=(6, 4)):
     return plt.subplots(figsize=size)
 
 
-def axis_label(column: str) -> str:
-    """The axis label of a table column: ``"beta"`` -> β, ``"eps"`` -> ε; other names unchanged."""
-    return _AXIS_LABELS.get(column, column)
-
-
 def eps_colors(eps_values) -> dict:
     """One colour per distinct eps (``C0, C1, ...`` in increasing order), the same in every panel."""
     return {e: f"C{i % 10}" for i, e in enumerate(sorted(set(float(e) for e in eps_values)))}
 
 
 def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="o"):
-    """Each certified bracket ``[lower, upper]`` of ``df`` (one eps) against ``df[x]`` as a
-    vertical bar, log-log."""
+    """Each bracket ``[lower, upper]`` of ``df`` against ``df[x]`` as a vertical bar, log-log."""
     d = df.sort_values(x)
     xs, lo, hi = d[x].to_numpy(float), d["lower"].to_numpy(float), d["upper"].to_numpy(float)
     c = ax.plot(xs, np.sqrt(np.maximum(lo, 1) * hi), marker, ls=":", color=color, ms=3,
@@ -43,27 +34,16 @@ def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="
     ax.plot(xs, np.maximum(lo, 0.8), "^", color=c, ms=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(axis_label(x))
+    ax.set_xlabel(_AXIS_LABELS.get(x, x))
     ax.set_ylabel(r"rank$_\varepsilon$ (certified bracket)")
     return ax
 
 
 def add_reference_slope(ax, x, slope: float, x0: float, y0: float, label: str | None = None, **kw):
-    """Dashed reference power law of exponent ``slope`` through ``(x0, y0)`` over the range of ``x``."""
+    """Dashed reference power law of exponent ``slope`` through ``(x0, y0)``."""
     xs = np.geomspace(np.min(x), np.max(x), 50)
     ax.plot(xs, reference_line(xs, slope, x0, y0), "--", color=kw.pop("color", "0.4"), lw=1,
             label=label if label is not None else f"reference slope {slope:g}", **kw)
-    return ax
-
-
-def plot_spectrum_comparison(ax, empirical, predicted, k: int | None = None):
-    """Empirical singular values against the Funk–Hecke prediction (index on x, log y)."""
-    k = min(len(empirical), len(predicted)) if k is None else k
-    i = np.arange(1, k + 1)
-    ax.semilogy(i, np.asarray(empirical)[:k], ".", ms=4, label="empirical (attention matrix)")
-    ax.semilogy(i, np.asarray(predicted)[:k], "-", lw=1, label=r"Funk–Hecke $\lambda_\ell/\lambda_0$")
-    ax.set_xlabel("index")
-    ax.set_ylabel("singular value")
     return ax
 
 
@@ -79,8 +59,7 @@ def _eps_brackets(ax, df, ref: float, x: str = "beta", colors=None):
 
 
 def law_figure(df, ref: float, title: str, x: str = "beta"):
-    """Certified brackets per eps (columns ``eps``, ``x``, lower, upper), each with a dashed
-    reference slope ``ref`` in its colour."""
+    """Brackets per eps, each with a reference slope ``ref`` in its colour."""
     fig, ax = _axes()
     _eps_brackets(ax, df, ref, x)
     ax.set_title(title)
@@ -89,8 +68,7 @@ def law_figure(df, ref: float, title: str, x: str = "beta"):
 
 
 def law_scale_figure(df, capped=None):
-    """Chapter 7: brackets against beta, one panel per d (stacked), slope ``(d-1)/2`` per eps;
-    rows marked in ``capped`` (left out of the fits) circled in black."""
+    """Chapter 7: brackets against beta, one panel per d, slope ``(d-1)/2``; ``capped`` circled."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
@@ -138,8 +116,7 @@ def n_sweep_figure(table, ns, beta: float):
 
 
 def configuration_figure(configs, eps: float):
-    """Brackets of every configuration of :func:`attnrank_lite.laws.sweeps.configuration_sweep`
-    at ``eps``, one colour per configuration (its size in the legend)."""
+    """Brackets of every configuration at ``eps``, one colour each (its size in the legend)."""
     by_kind = configs[np.isclose(configs["eps"], eps)].groupby("configuration", sort=False)
     fig, ax = _groups_figure(((f"{k} (n = {g['n'].iloc[0]})", g) for k, g in by_kind),
                              rf"d = 3, $\varepsilon$ = {eps:g}: configurations")
@@ -150,7 +127,11 @@ def configuration_figure(configs, eps: float):
 def spectrum_figure(sv, pred, k: int, n: int, beta: float):
     """Singular values of the Fibonacci-sphere attention against the Funk–Hecke prediction."""
     fig, ax = _axes((6, 3.5))
-    plot_spectrum_comparison(ax, sv, pred, k)
+    i = np.arange(1, k + 1)
+    ax.semilogy(i, np.asarray(sv)[:k], ".", ms=4, label="empirical (attention matrix)")
+    ax.semilogy(i, np.asarray(pred)[:k], "-", lw=1, label=r"Funk–Hecke $\lambda_\ell/\lambda_0$")
+    ax.set_xlabel("index")
+    ax.set_ylabel("singular value")
     ax.set_title(rf"Fibonacci sphere, n = {n}, $\beta$ = {beta:g}")
     ax.legend(fontsize=8)
     return fig
@@ -170,8 +151,7 @@ def heuristic_figure(table, tol: float):
 
 
 def token_figure(tokens):
-    r"""Natural log of the token count against beta per d, with the line :math:`\beta/8`
-    (:func:`attnrank_lite.laws.ball_law.token_count_table`)."""
+    r"""Log of the token count against beta per d, with the line :math:`\beta/8`."""
     fig, ax = _axes((6, 3.5))
     for dd, g in tokens.groupby("d"):
         ax.plot(g.beta, g.log_n_eff, "o-", ms=3, label=f"log n_eff, d = {dd}")
@@ -185,8 +165,7 @@ def token_figure(tokens):
 
 
 def ball_figure(ball, uniform, d: int, spacing_factor: float, eps: float):
-    r"""Both weightings' brackets at ``eps``, slopes :math:`d/2` (through the first Gaussian
-    upper end) and :math:`(d-1)/2` (through its first lower end)."""
+    r"""Both weightings' brackets at ``eps`` with slopes :math:`d/2` and :math:`(d-1)/2`."""
     fig, ax = _axes()
     for i, (name, df) in enumerate([("Gaussian weights", ball), ("uniform multiplicities", uniform)]):
         plot_brackets(ax, df[np.isclose(df["eps"], eps)], color=f"C{i}",
