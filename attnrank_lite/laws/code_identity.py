@@ -1,9 +1,5 @@
-"""The code identity of a stored sweep row: the SHA-256 of the syntax trees, docstrings removed,
-of every package module in the static import closure of the row's entry module (all import
-statements, and the ``__init__`` of every package they execute), in name order. Two checkouts
-with the same identity run the same code for a row (code reached by ``importlib`` of a computed
-name or ``exec`` is not seen; the package's mathematics uses none).
-"""
+"""The code identity of a stored sweep row: the SHA-256 of the docstring-free syntax trees of
+every package module in the static import closure of the row's entry module, in name order."""
 from __future__ import annotations
 
 import ast
@@ -42,8 +38,7 @@ def _absolute(name: str, node: ast.ImportFrom) -> str:
 
 
 def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
-    """Package modules that the import statements of ``tree`` (module ``name``) load: ``from X
-    import y`` counts ``X`` and, where it is a module, ``X.y``; and every parent package."""
+    """Package modules the imports of ``tree`` (module ``name``) load, with their parent packages."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -67,8 +62,7 @@ def _key(name: str, path: Path) -> str:
 
 
 def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path]:
-    """Every package module under ``root`` reachable from ``entry`` through import statements,
-    name -> path."""
+    """Every package module reachable from ``entry`` through import statements, name -> path."""
     seen: dict[str, Path] = {}
     todo = [entry]
     while todo:
@@ -93,8 +87,7 @@ def _drop_docstring(body: list) -> list:
 
 
 def normalised_tree(source: str) -> str:
-    """``ast.dump`` of ``source`` with the docstrings of the module, classes and functions removed
-    (comments, blank lines and formatting are not in a syntax tree; positions are not dumped)."""
+    """``ast.dump`` of ``source`` without positions and the docstrings of modules, classes, functions."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -103,8 +96,7 @@ def normalised_tree(source: str) -> str:
 
 
 def code_identity(entry: str = ROW_ENTRY, root: Path = _ROOT) -> str:
-    """SHA-256 (first 16 hex digits) of the docstring-free syntax trees of
-    ``import_closure(entry, root)`` (``root``: the folder holding the package)."""
+    """SHA-256 (first 16 hex digits) of the :func:`normalised_tree` of ``import_closure(entry, root)``."""
     h = hashlib.sha256()
     for name, path in import_closure(entry, root).items():
         h.update(name.encode() + b"\0" + normalised_tree(path.read_text(encoding="utf-8")).encode() + b"\0")

@@ -12,9 +12,8 @@ __all__ = ["SlopeFit", "fit_loglog_slope", "interval_text", "reference_line"]
 
 @dataclass(frozen=True)
 class SlopeFit:
-    r"""Result of :func:`fit_loglog_slope`: :math:`\log y \approx \text{intercept} + \text{slope}\,
-    \log x` (natural logs), the slope's ``stderr`` (nan for two points) and interval
-    ``[ci_low, ci_high]`` at ``level`` (infinite for two points), from ``npoints`` points."""
+    r""":math:`\log y \approx \text{intercept} + \text{slope}\,\log x`, the slope's ``stderr`` and
+    interval ``[ci_low, ci_high]`` at ``level`` (nan and infinite for two points)."""
 
     slope: float
     intercept: float
@@ -55,9 +54,8 @@ def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
 
 def interval_text(slope: float, low: float, high: float, digits: int = 2,
                   max_digits: int = 6) -> str:
-    """``"0.50 [0.47, 0.53]"``: a slope and its interval, with one decimal more (from ``digits`` up
-    to ``max_digits``) while two different numbers would print alike (numbers equal to a relative
-    1e-9 count as equal); infinite ends print as ``inf``."""
+    """``"0.50 [0.47, 0.53]"``, with one decimal more (up to ``max_digits``) while two numbers
+    differing by more than a relative 1e-9 would print alike."""
     vals = [float(slope), float(low), float(high)]
     k = digits
     while k < max_digits:

@@ -17,7 +17,7 @@ from .code_identity import code_identity
 
 __all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_store", "stored_keys",
            "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs",
-           "has_certificates", "read_certified_store", "stored_rows_with_blobs"]
+           "has_certificates", "stored_rows_with_blobs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
@@ -262,11 +262,6 @@ def read_store(path, code: str | None = None, certificates: bool = False) -> pd.
                               for b in df["certificate"]] if cert else None)
         df["point_set"] = _point_sets_of(path, df) if cert else None
     return df.sort_values(list(KEY)).reset_index(drop=True)
-
-
-def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
-    """:func:`read_store` with the columns ``certificate`` and ``point_set``."""
-    return read_store(path, code, certificates=True)
 
 
 # ------------------------------------------------------------------ certificates beside the rows

@@ -634,7 +634,7 @@ def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: in
                 "rows were not rechecked; rerun its command to store them with their certificates")
         return {"has_certificates": False, "total": total, "checked": 0, "passed": 0, "seconds": 0.0,
                 "results": None, "failures": [], "line": line, "glue": {f"{prefix}_recheck": line}}
-    blobs = law_store.read_certified_store(path)
+    blobs = law_store.read_store(path, certificates=True)
     key = [*law_store.KEY, "code_hash"]
     shown = rows.reset_index(drop=True)
     if sample is not None and sample < total:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import pandas as pd
@@ -106,15 +106,10 @@ def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=
     """The rows of :func:`run_sweep`'s tasks without a store, certificates or timings."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
-    rows = run_tasks(_uncertified_task, keys, executor, cost=task_cost, desc="rows",
+    rows = run_tasks(partial(sweep_task, certify=False), keys, executor, cost=task_cost, desc="rows",
                      need=lambda d, n, beta, *_: point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT),
                      label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
-
-
-def _uncertified_task(d, n, beta, eps, points, seed) -> dict:
-    """:func:`sweep_task` without the certificate (rows that are not stored)."""
-    return sweep_task(d, n, beta, eps, points, seed, certify=False)
 
 
 def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
@@ -159,7 +154,6 @@ def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, exe
 
 
 def _sweep_into(con, store, code, keys, executor, limit, log, command, executor_name) -> dict:
-    """:func:`run_sweep`'s work on the open store ``con``."""
     done, bad = certified_keys(con, code)
     owner = law_store.claim_owner()
     todo, elsewhere = law_store.claim_rows(con, keys, code, owner, done=done)

@@ -159,7 +159,6 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
 
 def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None,
                   recipe=None) -> list[dict]:
-    """Rows of :func:`bracket_sweep` for one value ``v`` (a task)."""
     out = make(v)
     A, extra = (out if isinstance(out, tuple) else (out, {}))
     return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, certificates=certificates,
@@ -179,7 +178,6 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
 
 
 def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None, certificates=None) -> list[dict]:
-    """Rows of :func:`configuration_sweep` for one (kind, beta)."""
     X = sphere_configuration(kind, n, d, seed=seed)
     return bracket_rows(spherical_instance(X, beta), eps_values, points=X, l1_limit=l1_limit,
                         certificates=None if certificates is None else os.path.join(certificates, kind),

@@ -252,7 +252,7 @@ def verify_store(store, log=print, err=None, independent: bool = False) -> int:
     from .verify_cli import NOT_VERIFIED
 
     err = err or (lambda line: print(line, file=sys.stderr, flush=True))
-    rows = law_store.read_certified_store(store)
+    rows = law_store.read_store(store, certificates=True)
     if rows.empty:
         raise ParameterError(f"parameter '--verify': the store {store} holds no rows")
     t0 = time.perf_counter()
