@@ -46,8 +46,7 @@ def theta_table(spacings) -> pd.DataFrame:
 
 
 def log_token_constant(d: int, s: float) -> float:
-    r""":math:`\log\big((2\pi)^{d/2} s^{-d}\theta(s)^d\big)`, the limit of
-    :math:`\log n_\text{eff} - \beta/8` (``prop-gaussian-ball``)."""
+    r""":math:`\log((2\pi)^{d/2} s^{-d}\theta(s)^d)`, the limit of :math:`\log n_\text{eff} - \beta/8`."""
     d = count_value("d", d, minimum=1)
     s = _positive("s", s)
     return d * (0.5 * math.log(2 * math.pi) - math.log(s) + math.log(theta_factor(s)))
@@ -87,8 +86,7 @@ def rounding_bound(K: int) -> float:
 
 
 def integer_scale(tol: float) -> int:
-    r"""Smallest integer :math:`K \ge 1` with :func:`rounding_bound` ``(K) <= tol`` (about
-    :math:`1/(2\,\text{tol})`)."""
+    r"""Smallest integer :math:`K \ge 1` with :func:`rounding_bound` ``(K) <= tol``."""
     tol = _positive("tol", tol)
     K = max(1, math.ceil(1.0 / (2.0 * tol)) - 2)
     while rounding_bound(K) > tol:
@@ -100,8 +98,7 @@ def integer_scale(tol: float) -> int:
 
 def integer_log_multiplicities(log_weights, K: int) -> np.ndarray:
     r"""Log of the integer multiplicities :math:`m_j = \operatorname{round}(K w_j) \ge K` for
-    log-weights :math:`\log w_j \ge 0`; where :math:`K w_j \ge 2^{52}` rounding is below float
-    resolution and :math:`\log K + \log w_j` is returned."""
+    log-weights :math:`\log w_j \ge 0` (:math:`\log K + \log w_j` where :math:`K w_j \ge 2^{52}`)."""
     K = count_value("K", K, minimum=1)
     lw = np.asarray(log_weights, dtype=np.float64).reshape(-1)
     if not np.isfinite(lw).all() or (lw < 0).any():
@@ -113,9 +110,8 @@ def integer_log_multiplicities(log_weights, K: int) -> np.ndarray:
 
 
 def rounding_table(d: int, betas, spacing_factor: float, K: int, block: int = 1024) -> pd.DataFrame:
-    r"""Per ``beta``, the max row-:math:`\ell_1` change from the exact weights to
-    :math:`\operatorname{round}(K w_j)` and to :math:`\operatorname{round}(w_j)` against
-    :func:`rounding_bound`, and ``log_tokens_K`` (log of :math:`\sum_j m_j`)."""
+    r"""Per ``beta``, the max row-:math:`\ell_1` change to :math:`\operatorname{round}(K w_j)` and to
+    :math:`\operatorname{round}(w_j)` against :func:`rounding_bound`, and ``log_tokens_K``."""
     K = count_value("K", K, minimum=1)
     block = count_value("block", block, minimum=1)
     rows = []
@@ -149,8 +145,7 @@ def certified_order(a: pd.DataFrame, b: pd.DataFrame, names=("a", "b"),
 
 
 def loglog_crossing(x, y1, y2) -> float:
-    r"""Where the least-squares lines of :math:`\log y_1` and :math:`\log y_2` against
-    :math:`\log x` cross (an extrapolation, not a certificate; nan for equal slopes)."""
+    r"""Where the least-squares lines of :math:`\log y_1`, :math:`\log y_2` on :math:`\log x` cross (nan: parallel)."""
     f1, f2 = fit_loglog_slope(x, y1), fit_loglog_slope(x, y2)
     if f1.slope == f2.slope:
         return float("nan")

@@ -25,8 +25,7 @@ class SlopeFit:
 
 
 def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
-    r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a t interval at
-    ``level`` in (0, 1); ``x``, ``y`` positive, at least two distinct x values."""
+    r"""Least-squares slope of :math:`\log y` on :math:`\log x` with a t interval at ``level``."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if x.shape != y.shape:

@@ -15,8 +15,7 @@ __all__ = ["ball_volume", "circle_points", "fibonacci_sphere", "random_sphere", 
 
 
 def circle_points(n: int, offset: float = 0.0) -> np.ndarray:
-    r"""``n`` equispaced points on :math:`S^1`, shape (n, 2):
-    :math:`x_i = (\cos\theta_i, \sin\theta_i)`, :math:`\theta_i = \text{offset} + 2\pi i/n`."""
+    r"""``n`` equispaced points :math:`(\cos\theta_i, \sin\theta_i)`, :math:`\theta_i = \text{offset} + 2\pi i/n`."""
     theta = offset + 2 * np.pi * np.arange(n) / n
     return np.column_stack([np.cos(theta), np.sin(theta)])
 
@@ -137,9 +136,8 @@ def _repel(X: np.ndarray, iterations: int, neighbours: int = 16, tau: float = 0.
 
 
 def well_spread_sphere(n: int, d: int, iterations: int | None = None, seed: int = 0) -> np.ndarray:
-    r"""The book's well-spread set of exactly ``n`` points on :math:`S^{d-1}`: the circle, the
-    Fibonacci sphere, or (d = 4) a Hopf-coordinate Kronecker lattice or (d >= 5) random points
-    (``seed``), refined by ``iterations`` (default 20, resp. 30) steps of repulsion."""
+    """The book's well-spread set of ``n`` points on :math:`S^{d-1}`: circle, Fibonacci sphere, Hopf-Kronecker
+    lattice (d = 4) or random (d >= 5), refined by ``iterations`` (default 20, resp. 30) steps of repulsion."""
     n = count_value("n", n, 1)
     d = count_value("d", d, 2)
     if iterations is not None:
@@ -156,8 +154,8 @@ def well_spread_sphere(n: int, d: int, iterations: int | None = None, seed: int 
 
 
 def spread_report(X, probes: int = 200_000, seed: int = 0) -> dict:
-    r"""``n``, ``d``, ``min_separation``, ``mean_nn_distance``, ``covering_radius`` (a lower
-    estimate from ``probes`` random points) and ``ratio`` = covering radius / (min_separation / 2)."""
+    """``n``, ``d``, ``min_separation``, ``mean_nn_distance``, ``covering_radius`` (lower estimate from
+    ``probes`` points), ``ratio`` = covering radius / (min_separation / 2)."""
     from scipy.spatial import cKDTree
 
     X = np.asarray(X, dtype=np.float64)
@@ -208,8 +206,7 @@ def gaussian_ball(d: int, beta: float, spacing_factor: float = 0.5, radius: floa
 
 
 def log_effective_token_count(log_weights) -> float:
-    r"""Natural log of the tokens a weighted instance stands for (``prop-multiplicity``),
-    :math:`n_\text{eff} = \sum_j e^{\log w_j}`, without overflow."""
+    r"""Natural log of :math:`n_\text{eff} = \sum_j e^{\log w_j}` (``prop-multiplicity``), no overflow."""
     w = np.asarray(log_weights, dtype=np.float64).reshape(-1)
     if w.size == 0:
         return -np.inf

@@ -210,8 +210,7 @@ def record_run(con: sqlite3.Connection, started: float, command: str, executor: 
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to ``path`` (by URI): ``mode=ro``, or in a read-only folder with no
-    write-ahead log content beside it, ``immutable=1``."""
+    """A read-only connection: ``mode=ro``, or ``immutable=1`` in a read-only folder with no WAL content."""
     uri = path.resolve().as_uri()
     con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
     try:
@@ -248,8 +247,7 @@ def read_runs(path) -> pd.DataFrame:
 
 
 def read_store(path, code: str | None = None, certificates: bool = False) -> pd.DataFrame:
-    """The stored rows (of ``code`` if given), sorted; ``certificates``: with the columns
-    ``certificate`` and ``point_set`` (the stored points its certificate names), or ``None``."""
+    """The stored rows (of ``code`` if given), sorted; ``certificates``: with ``certificate``, ``point_set``."""
     cert = certificates and has_certificates(path)
     on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
     q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}" + (", c.blob AS certificate" if cert else "")

@@ -60,8 +60,7 @@ def _labelled_widths(df: pd.DataFrame, labels) -> pd.DataFrame:
 
 
 def format_values(values, name: str | None = None) -> str:
-    """``"64, 128 and 256"`` (``"none"`` when empty); with ``name``: ``"β = 64, 128 and 256"``
-    or ``"no β of this run"``."""
+    """``"64, 128 and 256"`` (``"none"``), with ``name``: ``"β = 64, 128 and 256"`` (``"no β of this run"``)."""
     v = [f"{x:g}" for x in values]
     if not v:
         return "none" if name is None else f"no {name} of this run"
@@ -93,8 +92,7 @@ def slopes_text(slopes: pd.DataFrame) -> str:
 
 
 def law_numbers(sections, d4: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    r"""All slopes of chapter 2 stacked, and the ``ch02_*`` numbers ``obs-spherical-slopes``
-    quotes; ``sections``: ``(d, brackets, slopes)`` per sweep (``brackets=None`` skipped)."""
+    """All slopes of chapter 2 stacked, and the ``ch02_*`` numbers; ``sections``: ``(d, brackets, slopes)``."""
     sections = [s for s in sections if s[1] is not None]
     slopes = pd.concat([s for _, _, s in sections], ignore_index=True)
     width_max = {d: float((b["upper"] / b["lower"].clip(lower=1)).max()) for d, b, _ in sections}
@@ -120,8 +118,7 @@ def law_numbers(sections, d4: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str
 
 
 def constant_brackets(df: pd.DataFrame, d: int) -> pd.DataFrame:
-    r"""Brackets of the law's constant :math:`c = \operatorname{rank}_\varepsilon/(1+\beta)^{(d-1)/2}`:
-    columns d, n, beta, eps, lower, upper, c_lower, c_upper, sorted by eps then beta."""
+    r"""Brackets of the law's constant :math:`c = \operatorname{rank}_\varepsilon/(1+\beta)^{(d-1)/2}`."""
     _need(df, ["beta", "eps", "n", "lower", "upper"])
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
         raise ValueError(f"d must be an integer >= 2, got {d!r}")
@@ -238,8 +235,8 @@ def n_sweep(beta: float, ns, eps_values, certificates=None):
 
 
 def spectrum_check(n: int, beta: float, tol: float = 1e-4):
-    r"""``(table, figure, max |empirical / funk_hecke - 1|)``: Fibonacci-sphere singular values
-    against ``prop-funk-hecke`` up to the degree whose ratio falls below ``tol``."""
+    """``(table, figure, max |empirical / funk_hecke - 1|)``: Fibonacci-sphere singular values
+    against ``prop-funk-hecke``."""
     sv = np.linalg.svd(spherical_instance(well_spread_sphere(n, 3), beta), compute_uv=False)
     pred = sp.predicted_attention_spectrum(beta, 3, sp.harmonic_degree_for_tolerance(beta, 3, tol))
     k = min(pred.size, sv.size)
@@ -249,8 +246,7 @@ def spectrum_check(n: int, beta: float, tol: float = 1e-4):
 
 
 def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
-    r"""Per d and beta (default 11 from 4 to 4096): the heuristic's degree ``L`` and
-    ``harmonic_count`` (:mod:`~attnrank_lite.laws.spectra`), and its figure."""
+    """Per d and beta (default 11 from 4 to 4096): the heuristic's ``L``, ``harmonic_count``; figure."""
     betas = np.geomspace(4, 4096, 11) if betas is None else np.asarray(betas, dtype=float)
     table = pd.DataFrame([{"beta": b, "d": d, "L": sp.harmonic_degree_for_tolerance(b, d, tol),
                            "harmonic_count": sp.spectral_rank_heuristic(b, d, tol)}
@@ -261,8 +257,7 @@ def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
 # ------------------------------------------------------------------ chapter 3: the ball law
 
 def ball_sweeps(d: int, spacing_factor: float, betas, eps_values, certificates=(None, None)):
-    """Verified brackets of the ball grid with Gaussian weights and with uniform multiplicities;
-    ``certificates``: two folders (or None)."""
+    """Verified brackets of the ball grid with Gaussian weights and with uniform multiplicities."""
     ball = bracket_sweep(bl.ball_maker(d, spacing_factor), betas, eps_values, desc="ball",
                          certificates=certificates[0], d=d, weights="gaussian")
     uniform = bracket_sweep(bl.ball_maker(d, spacing_factor, weighted=False), betas, eps_values,
@@ -280,8 +275,7 @@ def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float, certifica
 
 def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float,
                    certificates=None):
-    """The circle of ``circle_n`` points against the ball: ``(both, figure, order, crossing)``
-    at ``eps`` (:mod:`~attnrank_lite.laws.ball_law`'s order and crossing, ball lower, circle upper)."""
+    """The circle of ``circle_n`` points against the ball: ``(both, figure, order, crossing)`` at ``eps``."""
     Xc = well_spread_sphere(circle_n, 2)
     circ = _verified(bracket_sweep(lambda b: spherical_instance(Xc, b), betas, eps_values,
                                    desc="circle", certificates=certificates,
@@ -365,8 +359,7 @@ def _slope_row(slopes: pd.DataFrame, weights: str, eps: float, end: str):
 def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFrame,
                 slopes: pd.DataFrame, order: pd.DataFrame, crossing: float,
                 tol: float) -> dict[str, str]:
-    r"""Chapter 3's quoted numbers from the token and rounding tables, :func:`ball_slopes`, and
-    :func:`sphere_vs_ball`'s ``order`` and ``crossing`` at ``eps0``."""
+    """Chapter 3's quoted numbers (token, rounding, slope tables; ``order``, ``crossing`` at ``eps0``)."""
     tk = tokens[tokens["d"] == d].sort_values("beta")
     if tk.empty:  # every grid of this d was too large for the token table
         tk = pd.DataFrame([dict.fromkeys(tokens.columns, float("nan"))])
@@ -416,8 +409,7 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
 
 def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame,
                     fixed_slopes: pd.DataFrame) -> dict[str, str]:
-    r"""Chapter 3's ``c3_upper_n`` and ``c3_fixed_*`` numbers: the upper law on a fixed grid,
-    where an upper slope containing d/2 can fail."""
+    """Chapter 3's numbers on the upper law on a fixed grid (where its slope can fail)."""
     b = ball[np.isclose(ball["eps"], eps0)]
     f = fixed[np.isclose(fixed["eps"], eps0)]
     r = (b["upper"] / b["n"]).agg(["min", "max"])
@@ -533,8 +525,7 @@ def one_plus_slope(betas) -> float:
 
 
 def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
-    """``command``, ``rows`` (with ``harmonic_count`` and ``capped``), ``law``, ``width``,
-    ``figure`` and ``glue`` (``f"{prefix}_..."``) of one sweep's rows."""
+    """``command``, ``rows``, ``law``, ``width``, ``figure`` and ``glue`` (``f"{prefix}_..."``) of a sweep."""
     rows = rows.reset_index(drop=True)
     rows = rows.assign(harmonic_count=certificate_count(rows), capped=capped(rows))
     law = law_table(rows)
@@ -574,8 +565,7 @@ def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
 
 
 def stored_report(path, prefix="paper") -> dict:
-    """A stored sweep's :func:`law_report`, with ``summary``, ``run``, ``code``, ``code_now``,
-    ``other_codes`` and glued ``_executor``, ``_wall``, ``_cpu``, ``_code*``, ``_same_code``."""
+    """A stored sweep's :func:`law_report`, with ``summary``, ``run``, ``code*``, ``other_codes``."""
     rows, run, code = stored_rows(path)
     others = sorted(set(law_store.read_store(path)["code_hash"]) - {code})
     summary = store_summary(rows)

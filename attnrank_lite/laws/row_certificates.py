@@ -48,8 +48,7 @@ def npy_array(data: bytes) -> np.ndarray:
 
 
 def _rezip(data: bytes, drop: str | None = None, add: tuple[str, np.ndarray] | None = None) -> bytes:
-    """The zip ``data`` without the member ``drop.npy`` and with ``add`` (name, array) as
-    ``name.npy`` (``CertificateFileError`` when it is already there)."""
+    """The zip ``data`` without the member ``drop.npy``, with ``add`` (name, array) as ``name.npy``."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as src, \
             zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
@@ -64,8 +63,7 @@ def _rezip(data: bytes, drop: str | None = None, add: tuple[str, np.ndarray] | N
 
 
 def certificate_blob(bracket, X: np.ndarray, beta: float) -> bytes:
-    """The stored certificate of a row: the file of ``bracket`` (verified again on saving) on
-    the recipe ``Q = X``, ``beta``, without the member ``Q``."""
+    """The file of ``bracket`` (verified on saving) on the recipe ``Q = X``, ``beta``, less ``Q``."""
     with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
         path = save_brackets(os.path.join(tmp, "row.npz"), bracket, Q=X, beta=float(beta))
         with open(path, "rb") as fh:
@@ -95,8 +93,7 @@ def blob_header(blob: bytes) -> dict:
 
 
 def claims_match(row, header: dict) -> str:
-    """``""`` when the header is the row's self-attention recipe with exactly one bracket of the
-    row's eps and claimed ends, else what differs."""
+    """``""`` when the header is the row's recipe with one bracket of its eps and ends, else what differs."""
     inst = header.get("instance")
     if not isinstance(inst, dict) or inst.get("kind") != "attention" or inst.get("K") is not None:
         return "its instance is not the self-attention recipe of a sweep row"
@@ -187,8 +184,7 @@ def row_label(row) -> str:
 
 
 def recheck_rows(rows: pd.DataFrame, on_row=None, second=None) -> pd.DataFrame:
-    """:func:`verify_row` per row (blob in ``certificate``), then ``on_row(label, verdict)``:
-    columns ``row``, ``ok``, ``line``, ``seconds``, ``blob_bytes``."""
+    """:func:`verify_row` per row, then ``on_row(label, verdict)``: ``row``, ``ok``, ``line``, ``seconds``."""
     out = []
     for _, r in rows.iterrows():
         blob = r.get("certificate")

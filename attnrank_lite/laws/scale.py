@@ -57,8 +57,7 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
-    """Estimated peak bytes of :func:`sweep_task`: the point sweep's plus the certificate's four
-    dense ``n x n`` arrays."""
+    """Estimated peak bytes of :func:`sweep_task`: the point sweep's and four dense ``n x n`` arrays."""
     need, what = point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
     return need + 8.0 * 4 * n * n, f"{what} and the certificate's dense {n:,} x {n:,} matrix"
 
@@ -84,8 +83,7 @@ def _basis(points: str, n: int, d: int, seed: int):
 
 
 def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
-    """The stored row of one configuration (one BLAS thread); ``certify``: with ``certificate``
-    and ``point_set`` (its points as ``.npy`` bytes)."""
+    """The stored row of one configuration; ``certify``: with ``certificate`` and ``point_set`` bytes."""
     t0, c0 = time.perf_counter(), time.thread_time()
     with single_threaded():
         X = _points(points, n, d, seed)
@@ -113,8 +111,7 @@ def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=
 
 
 def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
-    """Configurations stored under ``code`` whose blob's claims match the row, and for the
-    others why not (key -> reason)."""
+    """Configurations stored under ``code`` whose blob's claims match the row; why not for others."""
     from ..engine.certificate_io import CertificateFileError
     from .row_certificates import blob_header, claims_match
 
@@ -137,10 +134,8 @@ def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
 
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
               limit=None, log=print, command: str = "", executor_name: str | None = None) -> dict:
-    """Compute and commit, on ``executor`` (``None``: here), every configuration not in ``store``
-    under this code with a matching certificate; ``limit``: memory per task; ``command`` and
-    ``executor_name`` go to the ``runs`` table. Returns ``configurations``, ``skipped``,
-    ``elsewhere``, ``computed``, ``code_hash``, ``wall_s``; ``StoreError`` when the store fails."""
+    """Compute and commit on ``executor`` every configuration not in ``store`` under this code with a
+    matching certificate; ``limit``: memory per task; ``command``, ``executor_name``: for ``runs``."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     code = law_store.code_hash()
     con = law_store.open_store(store)

@@ -60,8 +60,7 @@ def predicted_attention_spectrum(beta: float, d: int, L: int) -> np.ndarray:
 
 
 def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 100_000) -> int:
-    r"""Largest ``L`` with :math:`\lambda_L/\lambda_0 \ge` ``tol`` (about
-    :math:`\sqrt{2\beta\log(1/\text{tol})}` for large beta)."""
+    r"""Largest ``L`` with :math:`\lambda_L/\lambda_0 \ge` ``tol`` (about :math:`\sqrt{2\beta\log(1/\text{tol})}`)."""
     tol = finite_nonnegative("tol", tol)
     if not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")
@@ -78,6 +77,5 @@ def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 
 
 
 def spectral_rank_heuristic(beta: float, d: int, tol: float) -> int:
-    r"""The spectral guess for the rank at error ~ ``tol``: :func:`harmonic_count` of
-    :func:`harmonic_degree_for_tolerance` (grows like :math:`\beta^{(d-1)/2}`)."""
+    """The spectral guess for the rank at error ~ ``tol``: :func:`harmonic_count` of that degree."""
     return harmonic_count(harmonic_degree_for_tolerance(beta, d, tol), d)

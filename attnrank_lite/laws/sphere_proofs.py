@@ -62,8 +62,7 @@ def _tail_sum(term, k: int, chunk: int) -> float:
 
 
 def bessel_bound_exponent(beta: float, k) -> np.ndarray:
-    r""":math:`k^2/(2\beta + k)`: ``lem-chebyshev-exp`` states
-    :math:`e^{-\beta}I_k(\beta)\le e^{-k^2/(2\beta+k)}`."""
+    r""":math:`k^2/(2\beta + k)`: ``lem-chebyshev-exp``, :math:`e^{-\beta}I_k(\beta)\le e^{-k^2/(2\beta+k)}`."""
     beta = positive("beta", beta)
     k = np.asarray(k, dtype=np.float64)
     return k * k / (2.0 * beta + k)
@@ -187,8 +186,7 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
 
 
 def gaussian_tail_moment(sigma: float, d: int) -> float:
-    r""":math:`T_d(\sigma) = \int_\sigma^\infty u^d e^{-u^2/2}\,du
-    = 2^{(d-1)/2}\Gamma(\tfrac{d+1}2, \tfrac{\sigma^2}2)`."""
+    r""":math:`T_d(\sigma)=\int_\sigma^\infty u^d e^{-u^2/2}du=2^{(d-1)/2}\Gamma(\tfrac{d+1}2, \tfrac{\sigma^2}2)`."""
     a = (d + 1) / 2.0
     return float(np.exp((d - 1) / 2.0 * np.log(2.0) + gammaln(a))
                  * gammaincc(a, sigma * sigma / 2.0))
@@ -227,8 +225,7 @@ def cap_radius_factor(d: int, eps: float, ratio: float,
 
 
 def proven_lower_count(beta: float, d: int, K: float, sigma: float) -> int:
-    r""":math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the count of
-    ``thm-sphere-lower``."""
+    r""":math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the count of ``thm-sphere-lower``."""
     beta = positive("beta", beta)
     return math.ceil(beta ** ((d - 1) / 2) / (K * (2 * sigma) ** (d - 1))
                      * (1 - 1e-12))

@@ -44,9 +44,8 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
 
 
 def point_task_memory(n: int, d: int, beta: float, verify_dense_limit: int = 4096) -> tuple[float, str]:
-    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep` and what they hold: three
-    copies of the harmonic basis (about :math:`12(1+\beta)^{(d-1)/2}` columns) and row blocks,
-    or up to ``verify_dense_limit`` points six dense ``n x n`` arrays."""
+    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep`, and what: three copies of the
+    basis (about :math:`12(1+\beta)^{(d-1)/2}` columns) and row blocks, or six dense ``n x n`` arrays."""
     cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
     streamed = 8.0 * 3 * n * (cols + 2048)
     dense = 8.0 * 6 * n * n if n <= verify_dense_limit else 0.0
@@ -76,8 +75,7 @@ def _limits(l1_limit=None, **kw) -> CostLimits:
 
 
 def certificate_stem(**labels) -> str:
-    """A file stem naming one row group, e.g. ``configuration-random_beta-8`` (other characters
-    than letters, digits, ``.``, ``_``, ``-`` become ``-``)."""
+    """A file stem naming one row group, e.g. ``configuration-random_beta-8`` (unsafe characters ``-``)."""
     parts = [f"{k}-{v:g}" if isinstance(v, (float, np.floating)) else f"{k}-{v}" for k, v in labels.items()]
     return re.sub(r"[^A-Za-z0-9._-]", "-", "_".join(parts)) or "instance"
 

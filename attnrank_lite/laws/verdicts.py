@@ -26,10 +26,9 @@ WIDTH_SENTENCE = (
 
 
 def slope_verdict(low: float, high: float, reference: float, points: int) -> str:
-    r"""The rule's verdict for an interval ``[low, high]`` from ``points`` points: ``inconclusive``
-    when ``points < MIN_POINTS``, the interval is not finite, or it is wider than
-    ``MAX_WIDTH_FRACTION * |reference|``; else ``below`` / ``above`` when it lies wholly below /
-    above ``reference``, and ``inside`` otherwise (edges included)."""
+    """The verdict on ``[low, high]`` from ``points`` points: ``inconclusive`` when ``points <
+    MIN_POINTS``, the interval is not finite or wider than ``MAX_WIDTH_FRACTION * |reference|``;
+    else ``below`` / ``above`` when wholly below / above ``reference``, else ``inside``."""
     low, high, reference = float(low), float(high), float(reference)
     if not np.isfinite(reference) or reference == 0:
         raise ValueError(f"reference must be a finite non-zero exponent, got {reference}")
@@ -59,8 +58,7 @@ def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
 
 
 def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
-    r"""Fit and judge ``end`` against ``beta``, the rows ``left_out`` left out and counted: a dict
-    with :data:`SLOPE_COLUMNS` (``ci_*`` nan with fewer than 2 distinct betas)."""
+    """Fit and judge ``end`` against ``beta``, the rows ``left_out`` left out: :data:`SLOPE_COLUMNS`."""
     beta = np.asarray(beta, dtype=np.float64).reshape(-1)
     end = np.asarray(end, dtype=np.float64).reshape(-1)
     if beta.shape != end.shape:
