@@ -47,18 +47,9 @@ def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
             base = _absolute(name, node)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
-    out = set()
-    for mod in found:
-        parts = mod.split(".")
-        if parts[0] != PACKAGE:
-            continue
-        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    out = {".".join(parts[:i]) for parts in (m.split(".") for m in found) if parts[0] == PACKAGE
+           for i in range(1, len(parts) + 1)}
     return {m for m in out if module_path(m, root) is not None}
-
-
-def _key(name: str, path: Path) -> str:
-    """Module name, with ``.__init__`` for a package (so relative imports resolve from it)."""
-    return name + ".__init__" if path.name == "__init__.py" else name
 
 
 def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path]:
@@ -74,7 +65,8 @@ def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path
             raise ValueError(f"entry: no module {name!r} under {root}")
         seen[name] = path
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        todo.extend(imported_modules(_key(name, path), tree, root) - seen.keys())
+        key = name + ".__init__" if path.name == "__init__.py" else name  # relative imports resolve from it
+        todo.extend(imported_modules(key, tree, root) - seen.keys())
     return dict(sorted(seen.items()))
 
 

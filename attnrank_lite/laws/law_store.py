@@ -22,6 +22,8 @@ __all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_sto
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
 
+#: the join of a row and its certificate
+_ON = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
 #: every column of the ``rows`` table, in order
 COLUMNS = KEY + ("n_points", "lower", "upper", "lower_kind", "upper_source", "degree", "verified",
                  "wall_s", "cpu_s", "code_hash", "finished_utc")
@@ -249,9 +251,8 @@ def read_runs(path) -> pd.DataFrame:
 def read_store(path, code: str | None = None, certificates: bool = False) -> pd.DataFrame:
     """The stored rows (of ``code`` if given), sorted; ``certificates``: with ``certificate``, ``point_set``."""
     cert = certificates and has_certificates(path)
-    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
     q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}" + (", c.blob AS certificate" if cert else "")
-         + " FROM rows r" + (f" LEFT JOIN certificates c ON {on}" if cert else "")
+         + " FROM rows r" + (f" LEFT JOIN certificates c ON {_ON}" if cert else "")
          + (" WHERE r.code_hash = ?" if code else ""))
     df = _read(path, q, (code,) if code else None)
     df["verified"] = df["verified"].astype(bool)
@@ -326,9 +327,8 @@ def _point_sets_of(path, df: pd.DataFrame) -> list:
 def stored_rows_with_blobs(con: sqlite3.Connection, code: str) -> list[dict]:
     """Rows stored under ``code``, each with its ``certificate`` (or ``None``)."""
     con.execute(_CERTIFICATE_SCHEMA)
-    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
     cols = (*KEY, "n_points", "lower", "upper")
     cur = con.execute(f"SELECT {', '.join('r.' + c for c in cols)}, c.blob FROM rows r "
-                      f"LEFT JOIN certificates c ON {on} WHERE r.code_hash = ?", (code,))
+                      f"LEFT JOIN certificates c ON {_ON} WHERE r.code_hash = ?", (code,))
     return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])}
             for rec in cur]

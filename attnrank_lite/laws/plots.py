@@ -99,6 +99,7 @@ def _groups_figure(groups, title: str, x: str = "beta", first_colour: int = 0):
     for i, (label, g) in enumerate(groups):
         plot_brackets(ax, g, x=x, label=label, color=f"C{i + first_colour}")
     ax.set_title(title)
+    ax.legend(fontsize=8)
     return fig, ax
 
 
@@ -118,10 +119,8 @@ def n_sweep_figure(table, ns, beta: float):
 def configuration_figure(configs, eps: float):
     """Brackets of every configuration at ``eps``, one colour each (its size in the legend)."""
     by_kind = configs[np.isclose(configs["eps"], eps)].groupby("configuration", sort=False)
-    fig, ax = _groups_figure(((f"{k} (n = {g['n'].iloc[0]})", g) for k, g in by_kind),
-                             rf"d = 3, $\varepsilon$ = {eps:g}: configurations")
-    ax.legend(fontsize=8)
-    return fig
+    return _groups_figure(((f"{k} (n = {g['n'].iloc[0]})", g) for k, g in by_kind),
+                          rf"d = 3, $\varepsilon$ = {eps:g}: configurations")[0]
 
 
 def spectrum_figure(sv, pred, k: int, n: int, beta: float):
@@ -183,7 +182,5 @@ def ball_figure(ball, uniform, d: int, spacing_factor: float, eps: float):
 
 def circle_vs_ball_figure(both, eps: float):
     """The brackets of each ``geometry`` of ``both`` at ``eps`` (chapter 3, d = 2)."""
-    fig, ax = _groups_figure(both[np.isclose(both["eps"], eps)].groupby("geometry"),
-                             rf"d = 2, $\varepsilon$ = {eps:g}: one radial degree more", first_colour=2)
-    ax.legend(fontsize=8)
-    return fig
+    return _groups_figure(both[np.isclose(both["eps"], eps)].groupby("geometry"),
+                          rf"d = 2, $\varepsilon$ = {eps:g}: one radial degree more", first_colour=2)[0]

@@ -67,8 +67,7 @@ def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 
     L = 16
     while True:
         lam = funk_hecke_eigenvalues(beta, d, L)
-        r = lam / lam[0]
-        below = np.flatnonzero(r < tol)
+        below = np.flatnonzero(lam / lam[0] < tol)
         if below.size:
             return int(below[0]) - 1
         if L >= L_max:

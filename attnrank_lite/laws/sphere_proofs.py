@@ -116,8 +116,7 @@ def normaliser_shares(X, beta: float, block: int = 1024) -> np.ndarray:
     n = X.shape[0]
     out = np.empty(n)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        out[s:e] = np.exp(beta * (np.clip(X[s:e] @ X.T, -1.0, 1.0) - 1.0)).sum(axis=1) / n
+        out[s:s + block] = np.exp(beta * (np.clip(X[s:s + block] @ X.T, -1.0, 1.0) - 1.0)).sum(axis=1) / n
     return out
 
 
@@ -131,8 +130,7 @@ def chebyshev_construction_errors(X, beta: float, L_max: int,
     n = X.shape[0]
     worst = np.zeros(L_max + 1)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        T = np.clip(X[s:e] @ X.T, -1.0, 1.0)
+        T = np.clip(X[s:s + block] @ X.T, -1.0, 1.0)
         K = np.exp(beta * (T - 1.0))
         Z = K.sum(axis=1)
         t_prev, t_cur = np.ones_like(T), T.copy()
@@ -161,8 +159,7 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
     lo, hi = n / 2.0 ** p, 0.0  # r = 2: N_i = n
     idx = np.arange(n)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        D = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * (X[s:e] @ X.T)))
+        D = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * (X[s:s + block] @ X.T)))
         D.sort(axis=1)
         # first index of each run of equal values = count strictly below
         new = np.ones_like(D, dtype=bool)
@@ -255,8 +252,7 @@ def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertific
     return ClusterMassCertificate(rows=rows, groups=groups)
 
 
-def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
-                      harmonic: bool = False):
+def upper_proof_table(X, betas, eps_values, harmonic: bool = False):
     r"""The degrees of ``thm-sphere-upper`` per (beta, eps): ``L_closed`` (:func:`proven_degree` at
     :math:`\delta=\varepsilon\mu_\min`), ``L_bessel``, ``L_tail``, ``L_construction`` (least L with
     error ``<= eps``), ``L_harmonic`` (``harmonic=True``); -1 where none. ``N_*``:
@@ -280,8 +276,7 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
                          chebyshev_tail(b, L) <= e * m),
                   bessel_sum_degree(beta, e * mu))
               for e in eps_values}
-        top = max(t for _, t, _ in Ls.values()) if L_max is None else L_max
-        errs = chebyshev_construction_errors(X, beta, top)
+        errs = chebyshev_construction_errors(X, beta, max(t for _, t, _ in Ls.values()))
         for e in eps_values:
             ok = np.flatnonzero(errs <= e)
             Lc = int(ok[0]) if ok.size else -1
@@ -334,10 +329,10 @@ def _least(pred, start: int = 0, limit: int = 100_000) -> int:
     return L
 
 
-def lower_proof_table(X, betas, eps_values, A_of=None):
+def lower_proof_table(X, betas, eps_values):
     r"""``thm-sphere-lower`` per (beta, eps), :math:`h=\sqrt{d-1}/\sqrt\beta`: ``kappa``, ``K`` on
-    [h, 2], ``sigma``, ``proven``, the cap packing's size, whether it verifies on ``A_of(beta)``
-    (default the dense matrix) and its smallest diagonal mass."""
+    [h, 2], ``sigma``, ``proven``, the cap packing's size, whether it verifies and its
+    smallest diagonal mass."""
     import pandas as pd
 
     from ..engine.attention import softmax_attention
@@ -349,7 +344,7 @@ def lower_proof_table(X, betas, eps_values, A_of=None):
     for beta in betas:
         h = min(2.0, tau / math.sqrt(beta))
         kappa, K = regularity_constants(X, h)
-        A = softmax_attention(X, X, beta) if A_of is None else A_of(beta)
+        A = softmax_attention(X, X, beta)
         for e in eps_values:
             sigma = cap_radius_factor(d, e, K / kappa, tau)
             cert = cap_packing_certificate(X, beta, sigma)
