@@ -132,13 +132,11 @@ def rounding_table(d: int, betas, spacing_factor: float, K: int, block: int = 10
     return pd.DataFrame(rows)
 
 
-def certified_order(a: pd.DataFrame, b: pd.DataFrame, names=("a", "b"),
-                    key: str = "beta") -> pd.DataFrame:
+def certified_order(a: pd.DataFrame, b: pd.DataFrame, names=("a", "b"), key: str = "beta") -> pd.DataFrame:
     r"""Per common ``key`` of bracket tables ``a``, ``b``: ``order`` ``"<a> above"`` when a's lower
     end exceeds b's upper end, ``"<b> above"`` symmetrically, else ``"overlap"``."""
     na, nb = names
-    m = a[[key, "lower", "upper"]].merge(b[[key, "lower", "upper"]], on=key,
-                                          suffixes=(f"_{na}", f"_{nb}"))
+    m = a[[key, "lower", "upper"]].merge(b[[key, "lower", "upper"]], on=key, suffixes=(f"_{na}", f"_{nb}"))
     m["order"] = np.where(m[f"lower_{na}"] > m[f"upper_{nb}"], f"{na} above",
                           np.where(m[f"lower_{nb}"] > m[f"upper_{na}"], f"{nb} above", "overlap"))
     return m.sort_values(key).reset_index(drop=True)
@@ -152,12 +150,10 @@ def loglog_crossing(x, y1, y2) -> float:
     return float(math.exp((f2.intercept - f1.intercept) / (f1.slope - f2.slope)))
 
 
-def ball_maker(d: int, spacing_factor: float, weighted: bool = True,
-               grid_beta: float | None = None):
+def ball_maker(d: int, spacing_factor: float, weighted: bool = True, grid_beta: float | None = None):
     r"""``beta -> (A, {"log_n_eff": ...})`` on the grid of ``prop-gaussian-ball`` (with ``grid_beta``:
     that beta's fixed grid); ``weighted=False``: uniform multiplicities; ``.recipe``: the instance."""
-    fixed = None if grid_beta is None else gaussian_ball(d, grid_beta,
-                                                         spacing_factor=spacing_factor)[0]
+    fixed = None if grid_beta is None else gaussian_ball(d, grid_beta, spacing_factor=spacing_factor)[0]
 
     def points(beta):
         if fixed is None:

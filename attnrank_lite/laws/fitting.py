@@ -51,8 +51,7 @@ def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
     return SlopeFit(slope, intercept, se, slope - t * se, slope + t * se, level, k)
 
 
-def interval_text(slope: float, low: float, high: float, digits: int = 2,
-                  max_digits: int = 6) -> str:
+def interval_text(slope: float, low: float, high: float, digits: int = 2, max_digits: int = 6) -> str:
     """``"0.50 [0.47, 0.53]"``, with one decimal more (up to ``max_digits``) while two numbers
     differing by more than a relative 1e-9 would print alike."""
     vals = [float(slope), float(low), float(high)]

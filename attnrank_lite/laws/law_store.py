@@ -199,8 +199,7 @@ def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
         if blobs:
             con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
                             f"VALUES ({', '.join('?' * (len(KEY) + 2))})", blobs)
-        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
-                        keys)
+        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?", keys)
 
 
 def record_run(con: sqlite3.Connection, started: float, command: str, executor: str, computed: int,
@@ -330,5 +329,4 @@ def stored_rows_with_blobs(con: sqlite3.Connection, code: str) -> list[dict]:
     cols = (*KEY, "n_points", "lower", "upper")
     cur = con.execute(f"SELECT {', '.join('r.' + c for c in cols)}, c.blob FROM rows r "
                       f"LEFT JOIN certificates c ON {_ON} WHERE r.code_hash = ?", (code,))
-    return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])}
-            for rec in cur]
+    return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])} for rec in cur]

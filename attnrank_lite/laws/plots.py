@@ -27,8 +27,7 @@ def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="
     """Each bracket ``[lower, upper]`` of ``df`` against ``df[x]`` as a vertical bar, log-log."""
     d = df.sort_values(x)
     xs, lo, hi = d[x].to_numpy(float), d["lower"].to_numpy(float), d["upper"].to_numpy(float)
-    c = ax.plot(xs, np.sqrt(np.maximum(lo, 1) * hi), marker, ls=":", color=color, ms=3,
-                label=label)[0].get_color()
+    c = ax.plot(xs, np.sqrt(np.maximum(lo, 1) * hi), marker, ls=":", color=color, ms=3, label=label)[0].get_color()
     ax.vlines(xs, np.maximum(lo, 0.8), hi, color=c, lw=3, alpha=0.6)
     ax.plot(xs, hi, "v", color=c, ms=5)
     ax.plot(xs, np.maximum(lo, 0.8), "^", color=c, ms=5)
@@ -82,8 +81,7 @@ def law_scale_figure(df, capped=None):
         _eps_brackets(ax, g, (d - 1) / 2, colors=colors)
         cap = g[g["_capped"]]
         if len(cap):
-            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
-                    label="capped: left out of the fits")
+            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10, label="capped: left out of the fits")
         betas = sorted(g["beta"].unique())
         ax.set_xticks(betas, [f"{b:g}" for b in betas])
         ax.xaxis.set_minor_formatter(NullFormatter())
@@ -167,8 +165,7 @@ def ball_figure(ball, uniform, d: int, spacing_factor: float, eps: float):
     r"""Both weightings' brackets at ``eps`` with slopes :math:`d/2` and :math:`(d-1)/2`."""
     fig, ax = _axes()
     for i, (name, df) in enumerate([("Gaussian weights", ball), ("uniform multiplicities", uniform)]):
-        plot_brackets(ax, df[np.isclose(df["eps"], eps)], color=f"C{i}",
-                      label=rf"{name}, $\varepsilon$ = {eps:g}")
+        plot_brackets(ax, df[np.isclose(df["eps"], eps)], color=f"C{i}", label=rf"{name}, $\varepsilon$ = {eps:g}")
     b = ball[np.isclose(ball["eps"], eps)].sort_values("beta")
     first = b.iloc[0]
     add_reference_slope(ax, b["beta"], d / 2, first.beta, first.upper, label=f"slope d/2 = {d / 2:g}")

@@ -140,8 +140,7 @@ def constants_summary(tables) -> pd.DataFrame:
     }).reset_index()
 
 
-def compare_configurations(df: pd.DataFrame, reference: str = "well-spread",
-                           key: str = "beta") -> pd.DataFrame:
+def compare_configurations(df: pd.DataFrame, reference: str = "well-spread", key: str = "beta") -> pd.DataFrame:
     r"""Each configuration's bracket against the reference's at the same (key, eps): ``outcome``
     certified below (upper <= reference lower), above (lower > reference upper) or overlapping."""
     _need(df, ["configuration", key, "eps", "lower", "upper"])
@@ -192,8 +191,7 @@ def regularity_drift(lower_table: pd.DataFrame) -> str:
     trend = ("it grows at every step as the smallest scale shrinks"
              if len(r) > 1 and bool((np.diff(r.to_numpy()) > 0).all())
              else "it does not grow at every step")
-    return (" → ".join(f"{v:.3g}" for v in r)
-            + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend)
+    return (" → ".join(f"{v:.3g}" for v in r) + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend)
 
 
 def upper_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
@@ -241,8 +239,7 @@ def spectrum_check(n: int, beta: float, tol: float = 1e-4):
     pred = sp.predicted_attention_spectrum(beta, 3, sp.harmonic_degree_for_tolerance(beta, 3, tol))
     k = min(pred.size, sv.size)
     table = pd.DataFrame({"index": np.arange(1, k + 1), "empirical": sv[:k], "funk_hecke": pred[:k]})
-    return (table, plots.spectrum_figure(sv, pred, k, n, beta),
-            float(np.max(np.abs(sv[:k] / pred[:k] - 1))))
+    return (table, plots.spectrum_figure(sv, pred, k, n, beta), float(np.max(np.abs(sv[:k] / pred[:k] - 1))))
 
 
 def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
@@ -273,8 +270,7 @@ def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float, certifica
     return _verified(fixed, "fixed-grid sweep")
 
 
-def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float,
-                   certificates=None):
+def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float, certificates=None):
     """The circle of ``circle_n`` points against the ball: ``(both, figure, order, crossing)`` at ``eps``."""
     Xc = well_spread_sphere(circle_n, 2)
     circ = _verified(bracket_sweep(lambda b: spherical_instance(Xc, b), betas, eps_values,
@@ -317,8 +313,7 @@ def fixed_slopes(fixed: pd.DataFrame, d: int) -> pd.DataFrame:
 
 def width_report(ball: pd.DataFrame, uniform: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Width per beta of both weightings, and its phrase per weights and eps."""
-    both = pd.concat([ball.assign(weights="gaussian"), uniform.assign(weights="uniform")],
-                     ignore_index=True)
+    both = pd.concat([ball.assign(weights="gaussian"), uniform.assign(weights="uniform")], ignore_index=True)
     labels = (f"{w}, eps = {e:g}" for w, e in zip(both["weights"], both["eps"]))
     return _labelled_widths(both, labels), width_text(both, by=("weights", "eps"))
 
@@ -370,8 +365,7 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
             r = _slope_row(slopes, w, eps0, end)
             out[p + e], out[p + e + "_ci"] = interval_text(r.slope, r.ci_low, r.ci_high).split(" ", 1)
     urow = _slope_row(slopes, "uniform", eps0, "upper")
-    grow = slopes[(slopes["weights"] == "gaussian") & np.isclose(slopes["eps"], eps0)
-                  ].set_index("end")["verdict"]
+    grow = slopes[(slopes["weights"] == "gaussian") & np.isclose(slopes["eps"], eps0)].set_index("end")["verdict"]
     worst1 = rounding.loc[rounding["change_1"].idxmax()]
     sweep_last = rounding.sort_values("beta").iloc[-1]
     ordered = {k: format_values(order.loc[order["order"] == v, "beta"], "β")
@@ -399,11 +393,9 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_sweep_digits_max": str(math.floor(float(sweep_last.log_tokens_K) / math.log(10)) + 1),
         **out,
         "c3_lo_verdict": str(grow["lower"]), "c3_up_verdict": str(grow["upper"]),
-        "c3_uup_contains": ("contains" if urow.ci_low <= (d - 1) / 2 <= urow.ci_high
-                            else "does not contain"),
+        "c3_uup_contains": ("contains" if urow.ci_low <= (d - 1) / 2 <= urow.ci_high else "does not contain"),
         **{f"c3_{k}": v for k, v in ordered.items()},
-        "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0
-                        else "nowhere at β > 0"),
+        "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0 else "nowhere at β > 0"),
     }
 
 
@@ -464,8 +456,7 @@ def law_table(df: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         raise ValueError("the rows hold no (d, eps) with two or more beta values: nothing to fit")
     cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
-    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"])
-            .reset_index(drop=True))
+    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"]).reset_index(drop=True))
 
 
 def store_summary(df: pd.DataFrame) -> dict:
@@ -480,8 +471,7 @@ def store_summary(df: pd.DataFrame) -> dict:
             "task_wall_s": float(df["wall_s"].sum()), "task_cpu_s": float(df["cpu_s"].sum())}
 
 
-def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0,
-                  store="laws.sqlite") -> str:
+def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0, store="laws.sqlite") -> str:
     """The ``sweep`` command line that computes these configurations (as it would be typed)."""
     parts = ["python -m attnrank_lite sweep", "--d", *map(str, d_values), "--n", str(n),
              "--beta", *(f"{b:g}" for b in betas), "--eps", *(f"{e:g}" for e in eps_values)]
@@ -575,8 +565,7 @@ def stored_report(path, prefix="paper") -> dict:
         "executor": str(run["executor"]), "wall": f"{float(run['wall_s']) / 60:.1f}",
         "cpu": f"{summary['task_cpu_s'] / 60:.1f}", "code": str(code), "code_now": str(now),
         "same_code": "the same" if code == now else "not the same"}.items()})
-    return {"summary": summary, "run": run, "code": code, "code_now": now,
-            "other_codes": others, **out}
+    return {"summary": summary, "run": run, "code": code, "code_now": now, "other_codes": others, **out}
 
 
 def report_lines(report: dict, name) -> list[str]:
@@ -612,8 +601,7 @@ def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
             f"code hash of this build: {paper['code_now']}"]
 
 
-def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0,
-                   prefix: str = "paper") -> dict:
+def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0, prefix: str = "paper") -> dict:
     """Recheck stored rows from their certificates, not their ``verified`` column (``sample``:
     this many, drawn with ``seed``): counts, ``results``, ``failures``, ``line`` and ``glue``."""
     from .row_certificates import recheck_rows

@@ -120,8 +120,7 @@ def normaliser_shares(X, beta: float, block: int = 1024) -> np.ndarray:
     return out
 
 
-def chebyshev_construction_errors(X, beta: float, L_max: int,
-                                  block: int = 512) -> np.ndarray:
+def chebyshev_construction_errors(X, beta: float, L_max: int, block: int = 512) -> np.ndarray:
     r"""Max-row-l1 errors :math:`\lVert A - B_L\rVert`, ``L = 0..L_max``, of the proof's
     :math:`(B_L)_{ij} = p_L(\langle x_i,x_j\rangle)/Z_i` (:math:`p_L` the degree-L Chebyshev
     truncation of :math:`e^{\beta t}`, :math:`Z_i` the exact normaliser)."""
@@ -168,8 +167,7 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
         # last index of each run + 1 = count <= value
         last = np.ones_like(D, dtype=bool)
         last[:, :-1] = D[:, 1:] != D[:, :-1]
-        leq = np.minimum.accumulate(np.where(last, idx, n - 1)[:, ::-1],
-                                    axis=1)[:, ::-1] + 1
+        leq = np.minimum.accumulate(np.where(last, idx, n - 1)[:, ::-1], axis=1)[:, ::-1] + 1
         inside = (D > h) & (D <= 2.0)
         if inside.any():
             lo = min(lo, float((less[inside] / D[inside] ** p).min()))
@@ -189,8 +187,7 @@ def gaussian_tail_moment(sigma: float, d: int) -> float:
                  * gammaincc(a, sigma * sigma / 2.0))
 
 
-def cap_radius_factor(d: int, eps: float, ratio: float,
-                      tau: float | None = None) -> float:
+def cap_radius_factor(d: int, eps: float, ratio: float, tau: float | None = None) -> float:
     r"""The cap factor of ``thm-sphere-lower``: the least :math:`\sigma > \tau` (to 1e-9, rounded
     up) with :math:`\frac{K}{\kappa} e^{\tau^2/2}\tau^{1-d}T_d(\sigma) < \frac{1-\varepsilon}{1+\varepsilon}`,
     ``ratio`` :math:`= K/\kappa \ge 1`, ``tau`` default :math:`\sqrt{d-1}` (maximises
@@ -289,8 +286,7 @@ def upper_proof_table(X, betas, eps_values, harmonic: bool = False):
             for k in [c for c in row if c.startswith("L_")]:
                 row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
             for k in [c for c in row if c.startswith("N_")]:
-                row["bound" + k[1:]] = (min(X.shape[0], row[k]) if row[k] >= 0
-                                        else -1)
+                row["bound" + k[1:]] = (min(X.shape[0], row[k]) if row[k] >= 0 else -1)
             rows.append(row)
         del A
     return pd.DataFrame(rows)
@@ -315,8 +311,7 @@ def price_of_proof(up) -> dict[str, str]:
         "construction_harmonic": span(ok["L_construction"] - ok["L_harmonic"])
         if len(ok) else "n/a",
         "ratio": f"{ratio.min():.2f} to {ratio.max():.2f}" if ratio is not None else "n/a",
-        "at_n": (f"{len(at_n)} of {len(up)} rows ({where})" if len(at_n)
-                 else f"none of the {len(up)} rows"),
+        "at_n": (f"{len(at_n)} of {len(up)} rows ({where})" if len(at_n) else f"none of the {len(up)} rows"),
     }
 
 

@@ -134,8 +134,7 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
     return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
              "upper": b.upper, "lower_kind": b.lower_kind,
              "upper_source": b.upper_certificate.source,
-             "degree": (b.upper_certificate.degree
-                        if isinstance(b.upper_certificate, HarmonicCertificate) else None),
+             "degree": (b.upper_certificate.degree if isinstance(b.upper_certificate, HarmonicCertificate) else None),
              "verified": True if A is None else bool(b.verify(A, b.eps)),
              **({"bracket": b} if keep_brackets else {})}
             for b in bs]
@@ -150,13 +149,11 @@ def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", p
     tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info, certificates,
               None if recipe is None or certificates is None else recipe(v)) for v in values]
     need = None if points is None else (lambda *t: _dense_need(len(points)))
-    parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need,
-                      label=lambda t: f"{key}={t[1]!r}")
+    parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need, label=lambda t: f"{key}={t[1]!r}")
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None,
-                  recipe=None) -> list[dict]:
+def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None, recipe=None) -> list[dict]:
     out = make(v)
     A, extra = (out if isinstance(out, tuple) else (out, {}))
     return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, certificates=certificates,
@@ -167,8 +164,7 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
                         kinds=CONFIGURATIONS, executor=None, l1_limit=None, certificates=None) -> pd.DataFrame:
     """Brackets of every :func:`sphere_configuration` kind over ``betas`` with ``points=X``, one
     task per (kind, beta); a ``configuration`` column; ``certificates``: one subfolder per kind."""
-    tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates)
-             for kind in kinds for beta in betas]
+    tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates) for kind in kinds for beta in betas]
     parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
                       need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
                       cost=lambda *t: t[4])

@@ -63,8 +63,7 @@ def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
     end = np.asarray(end, dtype=np.float64).reshape(-1)
     if beta.shape != end.shape:
         raise ValueError(f"beta and end need the same length, got {beta.size} and {end.size}")
-    drop = (np.zeros(beta.shape, dtype=bool) if left_out is None
-            else np.asarray(left_out, dtype=bool).reshape(-1))
+    drop = (np.zeros(beta.shape, dtype=bool) if left_out is None else np.asarray(left_out, dtype=bool).reshape(-1))
     if drop.shape != beta.shape:
         raise ValueError(f"left_out needs length {beta.size}, got {drop.size}")
     keep = ~drop
@@ -115,8 +114,7 @@ def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "
                            vacuous=(g["lower"] <= 0) | (g["upper"] <= 0))
         for end in ("lower", "upper"):
             row = judge_slope(g[key], g[end], ref, left_out=drop)
-            row.update(keys, end=end, **{f"{key}_min": float(g[key].min()),
-                                         f"{key}_max": float(g[key].max())})
+            row.update(keys, end=end, **{f"{key}_min": float(g[key].min()), f"{key}_max": float(g[key].max())})
             parts.append(row)
     cols = [*SLOPE_COLUMNS, *by, "end", f"{key}_min", f"{key}_max"]
     return pd.DataFrame(parts, columns=cols)
