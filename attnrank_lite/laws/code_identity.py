@@ -72,7 +72,7 @@ def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path
 
 def _drop_docstring(body: list) -> list:
     first = body[0] if body else None
-    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)):
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         return body[1:] or [ast.Pass()]
     return body
 

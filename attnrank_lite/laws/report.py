@@ -191,7 +191,7 @@ def regularity_drift(lower_table: pd.DataFrame) -> str:
     trend = ("it grows at every step as the smallest scale shrinks"
              if len(r) > 1 and bool((np.diff(r.to_numpy()) > 0).all())
              else "it does not grow at every step")
-    return (" → ".join(f"{v:.3g}" for v in r) + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend)
+    return " → ".join(f"{v:.3g}" for v in r) + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend
 
 
 def upper_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
@@ -456,7 +456,7 @@ def law_table(df: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         raise ValueError("the rows hold no (d, eps) with two or more beta values: nothing to fit")
     cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
-    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"]).reset_index(drop=True))
+    return pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"]).reset_index(drop=True)
 
 
 def store_summary(df: pd.DataFrame) -> dict:

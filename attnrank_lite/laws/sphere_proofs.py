@@ -286,7 +286,7 @@ def upper_proof_table(X, betas, eps_values, harmonic: bool = False):
             for k in [c for c in row if c.startswith("L_")]:
                 row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
             for k in [c for c in row if c.startswith("N_")]:
-                row["bound" + k[1:]] = (min(X.shape[0], row[k]) if row[k] >= 0 else -1)
+                row["bound" + k[1:]] = min(X.shape[0], row[k]) if row[k] >= 0 else -1
             rows.append(row)
         del A
     return pd.DataFrame(rows)

@@ -63,7 +63,7 @@ def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
     end = np.asarray(end, dtype=np.float64).reshape(-1)
     if beta.shape != end.shape:
         raise ValueError(f"beta and end need the same length, got {beta.size} and {end.size}")
-    drop = (np.zeros(beta.shape, dtype=bool) if left_out is None else np.asarray(left_out, dtype=bool).reshape(-1))
+    drop = np.zeros(beta.shape, dtype=bool) if left_out is None else np.asarray(left_out, dtype=bool).reshape(-1)
     if drop.shape != beta.shape:
         raise ValueError(f"left_out needs length {beta.size}, got {drop.size}")
     keep = ~drop
