@@ -1,10 +1,5 @@
-r"""The Gaussian-ball construction in whole tokens (``prop-gaussian-ball``, ``thm-ball-law``):
-integer multiplicities (every weight scaled by one integer :math:`K` before rounding leaves the
-softmax unchanged and each relative error at most :math:`1/(2K)`, :func:`rounding_bound`), the
-token count :math:`n_\text{eff} = \sum_j w_j = (2\pi)^{d/2} s^{-d}\theta(s)^d e^{\beta/8}
-f_\beta` with the constant lattice factor :func:`theta_factor` and the mass fraction
-:math:`f_\beta \to 1`, and where two bracket families are ordered.
-"""
+r"""The Gaussian-ball construction in whole tokens (``prop-gaussian-ball``, ``thm-ball-law``): integer
+multiplicities, the token count :math:`(2\pi)^{d/2} s^{-d}\theta(s)^d e^{\beta/8} f_\beta`, orders."""
 from __future__ import annotations
 
 import math
@@ -26,10 +21,8 @@ __all__ = ["ball_maker", "certified_order", "integer_log_multiplicities", "integ
 
 
 def theta_factor(s: float) -> float:
-    r"""Lattice factor :math:`\theta(s) = 1 + 2\sum_{k\ge1} e^{-2\pi^2k^2/s^2} \ge 1` (terms below
-    :math:`e^{-45}` relative dropped): by Poisson summation :math:`\sum_{k\in\mathbb{Z}}
-    e^{-s^2k^2/2} = \frac{\sqrt{2\pi}}{s}\theta(s)`, so the grid :math:`(s/\sqrt\beta)\mathbb{Z}`'s
-    Riemann sum of :math:`e^{-\beta x^2/2}` exceeds the integral by :math:`\theta(s)`, whatever beta."""
+    r"""Lattice factor :math:`\theta(s) = 1 + 2\sum_{k\ge1} e^{-2\pi^2k^2/s^2}` (terms below :math:`e^{-45}`
+    dropped): by Poisson summation :math:`\sum_{k\in\mathbb{Z}} e^{-s^2k^2/2} = \frac{\sqrt{2\pi}}{s}\theta(s)`."""
     s = _positive("s", s)
     kmax = math.ceil(s * math.sqrt(45.0 / (2 * math.pi ** 2))) + 1
     k = np.arange(1, kmax + 1, dtype=np.float64)
@@ -37,8 +30,7 @@ def theta_factor(s: float) -> float:
 
 
 def theta_direct(s: float) -> float:
-    r""":math:`\theta(s)` from the lattice sum :math:`\frac{s}{\sqrt{2\pi}}\sum_{|k|\le k_\max}
-    e^{-s^2k^2/2}` (:math:`s^2k_\max^2/2 > 40`), to check :func:`theta_factor` against."""
+    r""":math:`\theta(s)` from the lattice sum :math:`\frac{s}{\sqrt{2\pi}}\sum_{|k|\le k_\max} e^{-s^2k^2/2}`."""
     s = _positive("s", s)
     kmax = math.ceil(9.0 / s) + 1
     k = np.arange(-kmax, kmax + 1, dtype=np.float64)
@@ -46,40 +38,30 @@ def theta_direct(s: float) -> float:
 
 
 def theta_table(spacings) -> pd.DataFrame:
-    """Per spacing ``s``: ``theta_minus_1``, ``theta`` (:func:`theta_factor`), ``theta_direct``
-    and ``abs_difference``."""
-    rows = []
-    for s in spacings:
-        t, t_direct = theta_factor(s), theta_direct(s)
-        rows.append({"s": float(s), "theta_minus_1": t - 1.0, "theta": t,
-                     "theta_direct": t_direct, "abs_difference": abs(t - t_direct)})
-    return pd.DataFrame(rows)
+    """Per spacing ``s``: ``theta_minus_1``, ``theta``, ``theta_direct`` and ``abs_difference``."""
+    s = [float(v) for v in spacings]
+    t, t_direct = np.array([theta_factor(v) for v in s]), np.array([theta_direct(v) for v in s])
+    return pd.DataFrame({"s": s, "theta_minus_1": t - 1.0, "theta": t, "theta_direct": t_direct,
+                         "abs_difference": np.abs(t - t_direct)})
 
 
 def log_token_constant(d: int, s: float) -> float:
-    r""":math:`\log\big((2\pi)^{d/2} s^{-d}\theta(s)^d\big)`, the limit of
-    :math:`\log n_\text{eff} - \beta/8` (``prop-gaussian-ball``)."""
+    r""":math:`\log((2\pi)^{d/2} s^{-d}\theta(s)^d)`, the limit of :math:`\log n_\text{eff} - \beta/8`."""
     d = count_value("d", d, minimum=1)
     s = _positive("s", s)
     return d * (0.5 * math.log(2 * math.pi) - math.log(s) + math.log(theta_factor(s)))
 
 
-def _estimated_grid_points(d: int, beta: float, s: float, radius: float) -> float:
-    return ball_volume(d) * radius ** d / (s / math.sqrt(beta)) ** d  # the ball in grid cells
-
-
 def token_count_table(dims, betas, spacing_factor: float, radius: float = 0.5,
                       max_points: int = 2_000_000) -> pd.DataFrame:
-    r"""Token counts of the Gaussian-ball grids (spacing :math:`s/\sqrt\beta`, grids estimated
-    above ``max_points`` skipped) against :math:`\log n_\text{eff} - c = \log((2\pi)^{d/2}s^{-d}
-    \theta(s)^d) + \log f_\beta`, :math:`c = \beta\,\text{radius}^2/2`: columns ``d, beta,
-    grid_points, log_n_eff, log_centre_weight, log_ratio, log_theta_d, log_constant`` and
-    ``log_mass_fraction`` (:math:`\log f_\beta \le 0` up to rounding)."""
+    r"""Token counts of the Gaussian-ball grids (above ``max_points`` skipped) against
+    :math:`\log n_\text{eff} - \beta\,\text{radius}^2/2 = \log((2\pi)^{d/2}s^{-d}\theta(s)^d) +
+    \log f_\beta`, with ``log_mass_fraction`` :math:`\log f_\beta \le 0`."""
     s = _positive("spacing_factor", spacing_factor)
     rows = []
     for d in dims:
         for beta in betas:
-            if _estimated_grid_points(d, beta, s, radius) > max_points:
+            if ball_volume(d) * radius ** d / (s / math.sqrt(beta)) ** d > max_points:  # grid cells
                 continue
             X, lw = gaussian_ball(d, beta, spacing_factor=s, radius=radius)
             log_n = log_effective_token_count(lw)
@@ -104,8 +86,7 @@ def rounding_bound(K: int) -> float:
 
 
 def integer_scale(tol: float) -> int:
-    r"""Smallest integer :math:`K \ge 1` with :func:`rounding_bound` ``(K) <= tol`` (about
-    :math:`1/(2\,\text{tol})`)."""
+    r"""Smallest integer :math:`K \ge 1` with :func:`rounding_bound` ``(K) <= tol``."""
     tol = _positive("tol", tol)
     K = max(1, math.ceil(1.0 / (2.0 * tol)) - 2)
     while rounding_bound(K) > tol:
@@ -117,8 +98,7 @@ def integer_scale(tol: float) -> int:
 
 def integer_log_multiplicities(log_weights, K: int) -> np.ndarray:
     r"""Log of the integer multiplicities :math:`m_j = \operatorname{round}(K w_j) \ge K` for
-    log-weights :math:`\log w_j \ge 0`; where :math:`K w_j \ge 2^{52}` rounding is below float
-    resolution and :math:`\log K + \log w_j` is returned."""
+    log-weights :math:`\log w_j \ge 0` (:math:`\log K + \log w_j` where :math:`K w_j \ge 2^{52}`)."""
     K = count_value("K", K, minimum=1)
     lw = np.asarray(log_weights, dtype=np.float64).reshape(-1)
     if not np.isfinite(lw).all() or (lw < 0).any():
@@ -130,11 +110,8 @@ def integer_log_multiplicities(log_weights, K: int) -> np.ndarray:
 
 
 def rounding_table(d: int, betas, spacing_factor: float, K: int, block: int = 1024) -> pd.DataFrame:
-    r"""Measured effect of integer multiplicities per ``beta``: the max row-:math:`\ell_1` change
-    from the exact weights to :math:`\operatorname{round}(K w_j)` and to
-    :math:`\operatorname{round}(w_j)`, against :func:`rounding_bound` (``block`` query rows at a
-    time). Columns ``beta, grid_points, K, change_K, bound_K, change_1, bound_1, log_tokens_K``
-    (natural log of :math:`\sum_j m_j`)."""
+    r"""Per ``beta``, the max row-:math:`\ell_1` change to :math:`\operatorname{round}(K w_j)` and to
+    :math:`\operatorname{round}(w_j)` against :func:`rounding_bound`, and ``log_tokens_K``."""
     K = count_value("K", K, minimum=1)
     block = count_value("block", block, minimum=1)
     rows = []
@@ -155,36 +132,28 @@ def rounding_table(d: int, betas, spacing_factor: float, K: int, block: int = 10
     return pd.DataFrame(rows)
 
 
-def certified_order(a: pd.DataFrame, b: pd.DataFrame, names=("a", "b"),
-                    key: str = "beta") -> pd.DataFrame:
-    r"""Where two bracket tables ``a``, ``b`` (one eps each) are ordered, per common ``key``:
-    ``lower_<name>``, ``upper_<name>`` and ``order``: ``"<a> above"`` when a's lower end exceeds
-    b's upper end (a's rank certified larger), ``"<b> above"`` symmetrically, else ``"overlap"``."""
+def certified_order(a: pd.DataFrame, b: pd.DataFrame, names=("a", "b"), key: str = "beta") -> pd.DataFrame:
+    r"""Per common ``key`` of bracket tables ``a``, ``b``: ``order`` ``"<a> above"`` when a's lower
+    end exceeds b's upper end, ``"<b> above"`` symmetrically, else ``"overlap"``."""
     na, nb = names
-    m = a[[key, "lower", "upper"]].merge(b[[key, "lower", "upper"]], on=key,
-                                          suffixes=(f"_{na}", f"_{nb}"))
+    m = a[[key, "lower", "upper"]].merge(b[[key, "lower", "upper"]], on=key, suffixes=(f"_{na}", f"_{nb}"))
     m["order"] = np.where(m[f"lower_{na}"] > m[f"upper_{nb}"], f"{na} above",
                           np.where(m[f"lower_{nb}"] > m[f"upper_{na}"], f"{nb} above", "overlap"))
     return m.sort_values(key).reset_index(drop=True)
 
 
 def loglog_crossing(x, y1, y2) -> float:
-    r"""Where the least-squares lines of :math:`\log y_1` and :math:`\log y_2` against
-    :math:`\log x` cross (an extrapolation, not a certificate; nan for equal slopes)."""
+    r"""Where the least-squares lines of :math:`\log y_1`, :math:`\log y_2` on :math:`\log x` cross (nan: parallel)."""
     f1, f2 = fit_loglog_slope(x, y1), fit_loglog_slope(x, y2)
     if f1.slope == f2.slope:
         return float("nan")
     return float(math.exp((f2.intercept - f1.intercept) / (f1.slope - f2.slope)))
 
 
-def ball_maker(d: int, spacing_factor: float, weighted: bool = True,
-               grid_beta: float | None = None):
-    r"""``beta -> (A, {"log_n_eff": ...})`` on the grid of ``prop-gaussian-ball`` (n grows like
-    :math:`\beta^{d/2}`), or with ``grid_beta`` on that beta's **fixed** grid with the current
-    beta's log-weights (still the Gaussian kernel); ``weighted=False``: uniform multiplicities.
-    Its attribute ``recipe`` maps beta to ``dict(Q=X, beta=beta, log_weights=lw or None)``."""
-    fixed = None if grid_beta is None else gaussian_ball(d, grid_beta,
-                                                         spacing_factor=spacing_factor)[0]
+def ball_maker(d: int, spacing_factor: float, weighted: bool = True, grid_beta: float | None = None):
+    r"""``beta -> (A, {"log_n_eff": ...})`` on the grid of ``prop-gaussian-ball`` (with ``grid_beta``:
+    that beta's fixed grid); ``weighted=False``: uniform multiplicities; ``.recipe``: the instance."""
+    fixed = None if grid_beta is None else gaussian_ball(d, grid_beta, spacing_factor=spacing_factor)[0]
 
     def points(beta):
         if fixed is None:

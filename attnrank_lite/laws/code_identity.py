@@ -1,9 +1,5 @@
-"""The code identity of a stored sweep row: the SHA-256 of the syntax trees, docstrings removed,
-of every package module in the static import closure of the row's entry module (all import
-statements, and the ``__init__`` of every package they execute), in name order. Two checkouts
-with the same identity run the same code for a row (code reached by ``importlib`` of a computed
-name or ``exec`` is not seen; the package's mathematics uses none).
-"""
+"""The code identity of a stored sweep row: the SHA-256 of the docstring-free syntax trees of
+every package module in the static import closure of the row's entry module, in name order."""
 from __future__ import annotations
 
 import ast
@@ -42,8 +38,7 @@ def _absolute(name: str, node: ast.ImportFrom) -> str:
 
 
 def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
-    """Package modules that the import statements of ``tree`` (module ``name``) load: ``from X
-    import y`` counts ``X`` and, where it is a module, ``X.y``; and every parent package."""
+    """Package modules the imports of ``tree`` (module ``name``) load, with their parent packages."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -52,23 +47,13 @@ def imported_modules(name: str, tree: ast.AST, root: Path = _ROOT) -> set[str]:
             base = _absolute(name, node)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
-    out = set()
-    for mod in found:
-        parts = mod.split(".")
-        if parts[0] != PACKAGE:
-            continue
-        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    out = {".".join(parts[:i]) for parts in (m.split(".") for m in found) if parts[0] == PACKAGE
+           for i in range(1, len(parts) + 1)}
     return {m for m in out if module_path(m, root) is not None}
 
 
-def _key(name: str, path: Path) -> str:
-    """Module name, with ``.__init__`` for a package (so relative imports resolve from it)."""
-    return name + ".__init__" if path.name == "__init__.py" else name
-
-
 def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path]:
-    """Every package module under ``root`` reachable from ``entry`` through import statements,
-    name -> path."""
+    """Every package module reachable from ``entry`` through import statements, name -> path."""
     seen: dict[str, Path] = {}
     todo = [entry]
     while todo:
@@ -80,21 +65,20 @@ def import_closure(entry: str = ROW_ENTRY, root: Path = _ROOT) -> dict[str, Path
             raise ValueError(f"entry: no module {name!r} under {root}")
         seen[name] = path
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        todo.extend(imported_modules(_key(name, path), tree, root) - seen.keys())
+        key = name + ".__init__" if path.name == "__init__.py" else name  # relative imports resolve from it
+        todo.extend(imported_modules(key, tree, root) - seen.keys())
     return dict(sorted(seen.items()))
 
 
 def _drop_docstring(body: list) -> list:
     first = body[0] if body else None
-    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)):
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         return body[1:] or [ast.Pass()]
     return body
 
 
 def normalised_tree(source: str) -> str:
-    """``ast.dump`` of ``source`` with the docstrings of the module, classes and functions removed
-    (comments, blank lines and formatting are not in a syntax tree; positions are not dumped)."""
+    """``ast.dump`` of ``source`` without positions and the docstrings of modules, classes, functions."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -103,8 +87,7 @@ def normalised_tree(source: str) -> str:
 
 
 def code_identity(entry: str = ROW_ENTRY, root: Path = _ROOT) -> str:
-    """SHA-256 (first 16 hex digits) of the docstring-free syntax trees of
-    ``import_closure(entry, root)`` (``root``: the folder holding the package)."""
+    """SHA-256 (first 16 hex digits) of the :func:`normalised_tree` of ``import_closure(entry, root)``."""
     h = hashlib.sha256()
     for name, path in import_closure(entry, root).items():
         h.update(name.encode() + b"\0" + normalised_tree(path.read_text(encoding="utf-8")).encode() + b"\0")

@@ -12,9 +12,8 @@ __all__ = ["SlopeFit", "fit_loglog_slope", "interval_text", "reference_line"]
 
 @dataclass(frozen=True)
 class SlopeFit:
-    r"""Result of :func:`fit_loglog_slope`: :math:`\log y \approx \text{intercept} + \text{slope}\,
-    \log x` (natural logs), the slope's ``stderr`` (nan for two points) and interval
-    ``[ci_low, ci_high]`` at ``level`` (infinite for two points), from ``npoints`` points."""
+    r""":math:`\log y \approx \text{intercept} + \text{slope}\,\log x`, the slope's ``stderr`` and
+    interval ``[ci_low, ci_high]`` at ``level`` (nan and infinite for two points)."""
 
     slope: float
     intercept: float
@@ -26,8 +25,7 @@ class SlopeFit:
 
 
 def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
-    r"""Least-squares slope of :math:`\log y` against :math:`\log x` with a t interval at
-    ``level`` in (0, 1); ``x``, ``y`` positive, at least two distinct x values."""
+    r"""Least-squares slope of :math:`\log y` on :math:`\log x` with a t interval at ``level``."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if x.shape != y.shape:
@@ -53,11 +51,9 @@ def fit_loglog_slope(x, y, level: float = 0.95) -> SlopeFit:
     return SlopeFit(slope, intercept, se, slope - t * se, slope + t * se, level, k)
 
 
-def interval_text(slope: float, low: float, high: float, digits: int = 2,
-                  max_digits: int = 6) -> str:
-    """``"0.50 [0.47, 0.53]"``: a slope and its interval, with one decimal more (from ``digits`` up
-    to ``max_digits``) while two different numbers would print alike (numbers equal to a relative
-    1e-9 count as equal); infinite ends print as ``inf``."""
+def interval_text(slope: float, low: float, high: float, digits: int = 2, max_digits: int = 6) -> str:
+    """``"0.50 [0.47, 0.53]"``, with one decimal more (up to ``max_digits``) while two numbers
+    differing by more than a relative 1e-9 would print alike."""
     vals = [float(slope), float(low), float(high)]
     k = digits
     while k < max_digits:

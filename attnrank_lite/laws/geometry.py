@@ -1,6 +1,5 @@
-r"""Point sets for attention instances: on :math:`S^{d-1}` the equispaced circle, the Fibonacci
-sphere, the book's one well-spread set (:func:`well_spread_sphere`), maximal separated packings,
-random and clustered points; in the ball, the Gaussian-ball construction (chapter 3)."""
+r"""Point sets on :math:`S^{d-1}` (the book's well-spread set, packings, random, clustered) and
+the Gaussian-ball construction of chapter 3."""
 from __future__ import annotations
 
 from math import gamma as _gamma_fn
@@ -11,14 +10,12 @@ import numpy as np
 from ..engine.checks import count_value, finite_nonnegative
 
 __all__ = ["ball_volume", "circle_points", "fibonacci_sphere", "random_sphere", "clustered_sphere",
-           "separated_packing", "gaussian_ball", "effective_token_count",
-           "log_effective_token_count", "uniform_ball", "sphere_area", "well_spread_sphere",
-           "spread_report"]
+           "separated_packing", "gaussian_ball", "log_effective_token_count", "uniform_ball", "sphere_area",
+           "well_spread_sphere", "spread_report"]
 
 
 def circle_points(n: int, offset: float = 0.0) -> np.ndarray:
-    r"""``n`` equispaced points on :math:`S^1`, shape (n, 2):
-    :math:`x_i = (\cos\theta_i, \sin\theta_i)`, :math:`\theta_i = \text{offset} + 2\pi i/n`."""
+    r"""``n`` equispaced points :math:`(\cos\theta_i, \sin\theta_i)`, :math:`\theta_i = \text{offset} + 2\pi i/n`."""
     theta = offset + 2 * np.pi * np.arange(n) / n
     return np.column_stack([np.cos(theta), np.sin(theta)])
 
@@ -66,9 +63,7 @@ def clustered_sphere(n: int, d: int, clusters: int = 8, spread: float = 0.15, se
 def separated_packing(d: int, spacing: float, candidates: int | None = None, seed: int = 0,
                       max_points: int = 200_000) -> np.ndarray:
     r"""A maximal ``spacing``-separated set on :math:`S^{d-1}` (``0 < spacing <= 2``): uniform
-    random candidates (by default about 30 times the size the volume ratio predicts) scanned in
-    order, one kept when at chordal distance ``>= spacing`` from every kept point (so the set's
-    covering radius is at most ``spacing`` plus the candidates')."""
+    random candidates (default about 30 times the predicted size) kept greedily in order."""
     from scipy.spatial import cKDTree
 
     d = count_value("d", d, 2)
@@ -141,10 +136,8 @@ def _repel(X: np.ndarray, iterations: int, neighbours: int = 16, tau: float = 0.
 
 
 def well_spread_sphere(n: int, d: int, iterations: int | None = None, seed: int = 0) -> np.ndarray:
-    r"""The book's well-spread set: exactly ``n`` points on :math:`S^{d-1}`, deterministic. d = 2:
-    the equispaced circle; d = 3: the Fibonacci sphere; d = 4: a Kronecker lattice in Hopf
-    coordinates, d >= 5: uniform random points (``seed``), refined by ``iterations`` (default 20,
-    resp. 30) steps of nearest-neighbour repulsion (:func:`spread_report` measures the result)."""
+    """The book's well-spread set of ``n`` points on :math:`S^{d-1}`: circle, Fibonacci sphere, Hopf-Kronecker
+    lattice (d = 4) or random (d >= 5), refined by ``iterations`` (default 20, resp. 30) steps of repulsion."""
     n = count_value("n", n, 1)
     d = count_value("d", d, 2)
     if iterations is not None:
@@ -161,9 +154,8 @@ def well_spread_sphere(n: int, d: int, iterations: int | None = None, seed: int 
 
 
 def spread_report(X, probes: int = 200_000, seed: int = 0) -> dict:
-    r"""``n``, ``d``, ``min_separation`` (exact), ``mean_nn_distance``, ``covering_radius`` (a
-    *lower* estimate from ``probes`` uniform points) and ``ratio`` = covering radius /
-    (min_separation / 2) (bounded as n grows for well-spread families) of a set on :math:`S^{d-1}`."""
+    """``n``, ``d``, ``min_separation``, ``mean_nn_distance``, ``covering_radius`` (lower estimate from
+    ``probes`` points), ``ratio`` = covering radius / (min_separation / 2)."""
     from scipy.spatial import cKDTree
 
     X = np.asarray(X, dtype=np.float64)
@@ -188,11 +180,10 @@ def positive(name: str, v) -> float:
 
 def gaussian_ball(d: int, beta: float, spacing_factor: float = 0.5, radius: float = 0.5,
                   max_points: int = 2_000_000) -> tuple[np.ndarray, np.ndarray]:
-    r"""The Gaussian-ball construction (``prop-gaussian-ball``): ``X`` = :math:`h\mathbb{Z}^d \cap
-    \{|x| \le \text{radius}\}`, :math:`h = \text{spacing\_factor}/\sqrt\beta` (lexicographic;
-    above ``max_points`` refused), and key log-weights :math:`\tfrac{\beta}{2}(\text{radius}^2 -
-    |x_j|^2) \ge 0`, with which the attention is the row-normalised Gaussian kernel
-    :math:`e^{-\beta|x_i - x_j|^2/2}` (the row factor :math:`e^{\beta|x_i|^2/2}` cancels)."""
+    r"""``prop-gaussian-ball``: ``X`` = :math:`h\mathbb{Z}^d \cap \{|x| \le \text{radius}\}`,
+    :math:`h = \text{spacing\_factor}/\sqrt\beta` (at most ``max_points``), and log-weights
+    :math:`\tfrac{\beta}{2}(\text{radius}^2 - |x_j|^2) \ge 0`: the attention is the row-normalised
+    Gaussian kernel :math:`e^{-\beta|x_i - x_j|^2/2}`."""
     d = count_value("d", d, 1)
     beta = positive("beta", beta)
     spacing_factor = positive("spacing_factor", spacing_factor)
@@ -215,19 +206,12 @@ def gaussian_ball(d: int, beta: float, spacing_factor: float = 0.5, radius: floa
 
 
 def log_effective_token_count(log_weights) -> float:
-    r"""Natural log of :math:`n_\text{eff} = \sum_j e^{\log w_j}` (computed stably, no overflow)."""
+    r"""Natural log of :math:`n_\text{eff} = \sum_j e^{\log w_j}` (``prop-multiplicity``), no overflow."""
     w = np.asarray(log_weights, dtype=np.float64).reshape(-1)
     if w.size == 0:
         return -np.inf
     top = float(w.max())
     return top + float(np.log(np.exp(w - top).sum()))
-
-
-def effective_token_count(log_weights) -> float:
-    r"""The tokens a weighted instance stands for (``prop-multiplicity``), :math:`n_\text{eff} =
-    \sum_j e^{\log w_j}`; ``inf`` on overflow (then :func:`log_effective_token_count`)."""
-    with np.errstate(over="ignore"):
-        return float(np.exp(log_effective_token_count(log_weights)))
 
 
 def uniform_ball(N: int, r: int, radius: float = 1.0, seed: int = 0) -> np.ndarray:

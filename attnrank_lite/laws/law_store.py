@@ -1,8 +1,5 @@
-"""A resumable SQLite store (WAL) of sweep rows, one per configuration :data:`KEY` and code hash
-(:func:`code_hash`), with each row's certificate blob and, once per point set, the points. A
-task's rows are committed in one transaction (``synchronous=FULL``: a SIGKILL loses at most the
-tasks in flight); sweeps on one store share the work through claims (:func:`claim_rows`).
-"""
+"""A resumable SQLite store (WAL, ``synchronous=FULL``) of sweep rows, one per :data:`KEY` and
+code hash, with each row's certificate blob and its points; sweeps share the work by claims."""
 from __future__ import annotations
 
 import hashlib
@@ -20,11 +17,13 @@ from .code_identity import code_identity
 
 __all__ = ["COLUMNS", "KEY", "StoreError", "store_error", "code_hash", "open_store", "stored_keys",
            "claim_owner", "claim_rows", "release_claims", "insert_rows", "record_run", "read_store", "read_runs",
-           "has_certificates", "read_certified_store", "stored_rows_with_blobs"]
+           "has_certificates", "stored_rows_with_blobs"]
 
 #: the parameters that identify a configuration (with the code hash)
 KEY = ("d", "n", "beta", "eps", "points", "seed")
 
+#: the join of a row and its certificate
+_ON = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
 #: every column of the ``rows`` table, in order
 COLUMNS = KEY + ("n_points", "lower", "upper", "lower_kind", "upper_source", "degree", "verified",
                  "wall_s", "cpu_s", "code_hash", "finished_utc")
@@ -54,8 +53,7 @@ CREATE TABLE IF NOT EXISTS claims (
 
 
 class StoreError(Exception):
-    """A store that cannot be opened, read or written, in one line saying why; ``path``, and
-    ``filesystem``: True when the file system refused (read-only, full disk, I/O error)."""
+    """A store that cannot be opened, read or written (one line); ``filesystem``: the file system refused."""
 
     def __init__(self, message: str, path, filesystem: bool):
         super().__init__(message)
@@ -72,8 +70,7 @@ _FILESYSTEM_CODES = {3: "cannot be accessed (permission denied)",
 
 
 def store_error(exc: BaseException, path) -> StoreError:
-    """The :class:`StoreError` for a ``sqlite3`` (or pandas) error on ``path``, from SQLite's
-    result code and the path."""
+    """The :class:`StoreError` for a ``sqlite3`` (or pandas) error on ``path``."""
     path = Path(path)
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None and isinstance(exc.__cause__, sqlite3.Error):  # pandas wraps sqlite3's errors
@@ -94,14 +91,12 @@ def store_error(exc: BaseException, path) -> StoreError:
     return StoreError(f"{path} is not a sweep store: {exc}", path, False)
 
 
-def code_hash() -> str:
-    """The code identity of a row (:func:`attnrank_lite.laws.code_identity.code_identity`)."""
-    return code_identity()
+#: the code identity of a row (:func:`attnrank_lite.laws.code_identity.code_identity`)
+code_hash = code_identity
 
 
 def open_store(path) -> sqlite3.Connection:
-    """Open (creating if needed) the store at ``path`` in WAL mode; :class:`StoreError` when it
-    cannot be opened for writing or is not a sweep store."""
+    """Open (creating if needed) the store at ``path`` for writing; :class:`StoreError` otherwise."""
     p = Path(path)
     for q in (p, p.parent):  # SQLite opens a read-only file for reading and fails at the first write
         if q.exists() and not os.access(q, os.W_OK):
@@ -135,16 +130,14 @@ def stored_keys(con: sqlite3.Connection, code: str) -> set[tuple]:
 
 
 def claim_owner() -> str:
-    """A name for one sweep: ``host:pid:process start time:random``, unique among the sweeps
-    that ever write a store (:func:`claim_rows`)."""
+    """A unique name for one sweep: ``host:pid:process start time:random``."""
     import psutil
 
     return f"{socket.gethostname()}:{os.getpid()}:{psutil.Process().create_time()!r}:{uuid.uuid4().hex[:8]}"
 
 
 def _owner_alive(owner: str) -> bool:
-    """Whether the sweep ``owner`` (:func:`claim_owner`) can still run: its process is alive on
-    this machine (a WAL store is shared by one machine only: its ``-shm`` is shared memory)."""
+    """Whether the process of ``owner`` lives on this machine (a WAL store has one machine)."""
     import psutil
 
     try:
@@ -157,10 +150,8 @@ def _owner_alive(owner: str) -> bool:
 
 def claim_rows(con: sqlite3.Connection, keys: list[tuple], code: str, owner: str,
                done: set | None = None) -> tuple[list, int]:
-    """Claim for ``owner`` the ``keys`` that are neither done (``done``, default: stored under
-    ``code``) nor claimed by a running sweep, in one ``BEGIN IMMEDIATE`` transaction that first
-    drops the claims of sweeps no longer running. Returns the keys claimed (in ``keys`` order)
-    and how many others are being computed by other running sweeps."""
+    """Claim for ``owner``, in one transaction that drops dead sweeps' claims, the ``keys`` neither
+    ``done`` (default: stored) nor claimed: ``(keys claimed, count claimed by running sweeps)``."""
     now = _now()
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -188,9 +179,8 @@ def release_claims(con: sqlite3.Connection, owner: str) -> None:
 
 
 def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
-    """Commit ``rows`` (dicts with the :data:`COLUMNS` but the hash and time; with ``certificate``
-    bytes and ``point_set`` ``.npy`` bytes where they have them) in one transaction, with the
-    removal of their claims: all of them or none."""
+    """Commit ``rows`` (:data:`COLUMNS` but hash and time; ``certificate`` and ``point_set``
+    bytes where they have them) and drop their claims, in one transaction."""
     now = _now()
     vals = [tuple({**r, "code_hash": code, "finished_utc": now}[c] for c in COLUMNS) for r in rows]
     keys = [tuple(r[c] for c in KEY) + (code,) for r in rows]
@@ -209,8 +199,7 @@ def insert_rows(con: sqlite3.Connection, rows: list[dict], code: str) -> None:
         if blobs:
             con.executemany(f"INSERT OR REPLACE INTO certificates ({', '.join(KEY)}, code_hash, blob) "
                             f"VALUES ({', '.join('?' * (len(KEY) + 2))})", blobs)
-        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?",
-                        keys)
+        con.executemany(f"DELETE FROM claims WHERE {' AND '.join(f'{c} = ?' for c in KEY)} AND code_hash = ?", keys)
 
 
 def record_run(con: sqlite3.Connection, started: float, command: str, executor: str, computed: int,
@@ -222,10 +211,7 @@ def record_run(con: sqlite3.Connection, started: float, command: str, executor: 
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the store ``path`` (its exact name: ``#``, ``?``, ``%`` included,
-    through :meth:`pathlib.Path.as_uri`): ``mode=ro`` (sees what a running sweep commits), or in
-    a read-only folder, where no ``-shm`` can be made and only when no write-ahead log with
-    content lies beside the store, ``immutable=1`` (the file as it is)."""
+    """A read-only connection: ``mode=ro``, or ``immutable=1`` in a read-only folder with no WAL content."""
     uri = path.resolve().as_uri()
     con = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
     try:
@@ -240,8 +226,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
 
 def _read(path, query: str, params=None) -> pd.DataFrame:
-    """``query`` on the store ``path``, read-only: ``FileNotFoundError`` without a file,
-    :class:`StoreError` when it is not a readable sweep store."""
+    """``query`` on the store ``path``, read-only (``FileNotFoundError``, :class:`StoreError`)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no sweep store at {path}" + (" (a folder)" if path.is_dir() else
@@ -258,18 +243,15 @@ def _read(path, query: str, params=None) -> pd.DataFrame:
 
 
 def read_runs(path) -> pd.DataFrame:
-    """The ``runs`` table: every finished sweep on this store, oldest first (read as :func:`_read`)."""
+    """The ``runs`` table: every finished sweep on this store, oldest first."""
     return _read(path, "SELECT * FROM runs ORDER BY started_utc")
 
 
 def read_store(path, code: str | None = None, certificates: bool = False) -> pd.DataFrame:
-    """The stored rows (all code hashes, or only ``code``), sorted by configuration, read-only
-    (:func:`_read`). ``certificates``: with the columns ``certificate`` (each row's blob, or
-    ``None``) and ``point_set`` (the stored points its certificate names, or ``None``)."""
+    """The stored rows (of ``code`` if given), sorted; ``certificates``: with ``certificate``, ``point_set``."""
     cert = certificates and has_certificates(path)
-    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
     q = (f"SELECT {', '.join('r.' + c for c in COLUMNS)}" + (", c.blob AS certificate" if cert else "")
-         + " FROM rows r" + (f" LEFT JOIN certificates c ON {on}" if cert else "")
+         + " FROM rows r" + (f" LEFT JOIN certificates c ON {_ON}" if cert else "")
          + (" WHERE r.code_hash = ?" if code else ""))
     df = _read(path, q, (code,) if code else None)
     df["verified"] = df["verified"].astype(bool)
@@ -278,11 +260,6 @@ def read_store(path, code: str | None = None, certificates: bool = False) -> pd.
                               for b in df["certificate"]] if cert else None)
         df["point_set"] = _point_sets_of(path, df) if cert else None
     return df.sort_values(list(KEY)).reset_index(drop=True)
-
-
-def read_certified_store(path, code: str | None = None) -> pd.DataFrame:
-    """:func:`read_store` with the columns ``certificate`` and ``point_set``."""
-    return read_store(path, code, certificates=True)
 
 
 # ------------------------------------------------------------------ certificates beside the rows
@@ -327,7 +304,7 @@ def has_certificates(path) -> bool:
 
 
 def _point_sets_of(path, df: pd.DataFrame) -> list:
-    """For each row of ``df``, the stored point set its certificate names (``.npy`` bytes), or ``None``."""
+    """Per row of ``df``, the stored ``.npy`` points its certificate names, or ``None``."""
     if not _has_table(path, "point_sets"):
         return [None] * len(df)
     sets = {(str(p), int(n), int(d), int(s), str(h)): bytes(b) for p, n, d, s, h, b in
@@ -347,11 +324,9 @@ def _point_sets_of(path, df: pd.DataFrame) -> list:
 
 
 def stored_rows_with_blobs(con: sqlite3.Connection, code: str) -> list[dict]:
-    """Rows stored under ``code`` on an open store, each with its ``certificate`` (or ``None``)."""
+    """Rows stored under ``code``, each with its ``certificate`` (or ``None``)."""
     con.execute(_CERTIFICATE_SCHEMA)
-    on = " AND ".join(f"r.{k} = c.{k}" for k in (*KEY, "code_hash"))
     cols = (*KEY, "n_points", "lower", "upper")
     cur = con.execute(f"SELECT {', '.join('r.' + c for c in cols)}, c.blob FROM rows r "
-                      f"LEFT JOIN certificates c ON {on} WHERE r.code_hash = ?", (code,))
-    return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])}
-            for rec in cur]
+                      f"LEFT JOIN certificates c ON {_ON} WHERE r.code_hash = ?", (code,))
+    return [{**dict(zip(cols, rec[:-1])), "certificate": None if rec[-1] is None else bytes(rec[-1])} for rec in cur]

@@ -1,18 +1,15 @@
-"""Figures of chapters 2, 3 and 7: certified brackets on log-log axes with labelled reference
-slopes (one colour per eps, Greek axis labels, panels stacked in one column), and spectra."""
+"""Figures of chapters 2, 3 and 7: certified brackets on log-log axes with reference slopes."""
 from __future__ import annotations
 
 import numpy as np
 
 from .fitting import reference_line
 
-__all__ = ["add_reference_slope", "axis_label", "ball_figure", "circle_vs_ball_figure",
+__all__ = ["add_reference_slope", "ball_figure", "circle_vs_ball_figure",
            "configuration_figure", "eps_colors", "heuristic_figure", "law_figure",
-           "law_scale_figure", "n_sweep_figure", "plot_brackets", "plot_spectrum_comparison",
-           "spectrum_figure", "token_figure"]
+           "law_scale_figure", "n_sweep_figure", "plot_brackets", "spectrum_figure", "token_figure"]
 
-_AXIS_LABELS = {"beta": r"$\beta$", "eps": r"$\varepsilon$", "n_points": "n (tokens)",
-                "n": "n (tokens)", "tau": r"$\tau$"}
+_AXIS_LABELS = {"beta": r"$\beta$", "n_points": "n (tokens)"}
 
 
 def _axes(size=(6, 4)):
@@ -21,49 +18,31 @@ def _axes(size=(6, 4)):
     return plt.subplots(figsize=size)
 
 
-def axis_label(column: str) -> str:
-    """The axis label of a table column: ``"beta"`` -> β, ``"eps"`` -> ε; other names unchanged."""
-    return _AXIS_LABELS.get(column, column)
-
-
 def eps_colors(eps_values) -> dict:
     """One colour per distinct eps (``C0, C1, ...`` in increasing order), the same in every panel."""
     return {e: f"C{i % 10}" for i, e in enumerate(sorted(set(float(e) for e in eps_values)))}
 
 
 def plot_brackets(ax, df, x: str = "beta", label: str = "", color=None, marker="o"):
-    """Each certified bracket ``[lower, upper]`` of ``df`` (one eps) against ``df[x]`` as a
-    vertical bar, log-log."""
+    """Each bracket ``[lower, upper]`` of ``df`` against ``df[x]`` as a vertical bar, log-log."""
     d = df.sort_values(x)
     xs, lo, hi = d[x].to_numpy(float), d["lower"].to_numpy(float), d["upper"].to_numpy(float)
-    c = ax.plot(xs, np.sqrt(np.maximum(lo, 1) * hi), marker, ls=":", color=color, ms=3,
-                label=label)[0].get_color()
+    c = ax.plot(xs, np.sqrt(np.maximum(lo, 1) * hi), marker, ls=":", color=color, ms=3, label=label)[0].get_color()
     ax.vlines(xs, np.maximum(lo, 0.8), hi, color=c, lw=3, alpha=0.6)
     ax.plot(xs, hi, "v", color=c, ms=5)
     ax.plot(xs, np.maximum(lo, 0.8), "^", color=c, ms=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(axis_label(x))
+    ax.set_xlabel(_AXIS_LABELS.get(x, x))
     ax.set_ylabel(r"rank$_\varepsilon$ (certified bracket)")
     return ax
 
 
 def add_reference_slope(ax, x, slope: float, x0: float, y0: float, label: str | None = None, **kw):
-    """Dashed reference power law of exponent ``slope`` through ``(x0, y0)`` over the range of ``x``."""
+    """Dashed reference power law of exponent ``slope`` through ``(x0, y0)``."""
     xs = np.geomspace(np.min(x), np.max(x), 50)
     ax.plot(xs, reference_line(xs, slope, x0, y0), "--", color=kw.pop("color", "0.4"), lw=1,
             label=label if label is not None else f"reference slope {slope:g}", **kw)
-    return ax
-
-
-def plot_spectrum_comparison(ax, empirical, predicted, k: int | None = None):
-    """Empirical singular values against the Funk–Hecke prediction (index on x, log y)."""
-    k = min(len(empirical), len(predicted)) if k is None else k
-    i = np.arange(1, k + 1)
-    ax.semilogy(i, np.asarray(empirical)[:k], ".", ms=4, label="empirical (attention matrix)")
-    ax.semilogy(i, np.asarray(predicted)[:k], "-", lw=1, label=r"Funk–Hecke $\lambda_\ell/\lambda_0$")
-    ax.set_xlabel("index")
-    ax.set_ylabel("singular value")
     return ax
 
 
@@ -79,8 +58,7 @@ def _eps_brackets(ax, df, ref: float, x: str = "beta", colors=None):
 
 
 def law_figure(df, ref: float, title: str, x: str = "beta"):
-    """Certified brackets per eps (columns ``eps``, ``x``, lower, upper), each with a dashed
-    reference slope ``ref`` in its colour."""
+    """Brackets per eps, each with a reference slope ``ref`` in its colour."""
     fig, ax = _axes()
     _eps_brackets(ax, df, ref, x)
     ax.set_title(title)
@@ -89,8 +67,7 @@ def law_figure(df, ref: float, title: str, x: str = "beta"):
 
 
 def law_scale_figure(df, capped=None):
-    """Chapter 7: brackets against beta, one panel per d (stacked), slope ``(d-1)/2`` per eps;
-    rows marked in ``capped`` (left out of the fits) circled in black."""
+    """Chapter 7: brackets against beta, one panel per d, slope ``(d-1)/2``; ``capped`` circled."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
@@ -104,8 +81,7 @@ def law_scale_figure(df, capped=None):
         _eps_brackets(ax, g, (d - 1) / 2, colors=colors)
         cap = g[g["_capped"]]
         if len(cap):
-            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10,
-                    label="capped: left out of the fits")
+            ax.plot(cap["beta"], cap["upper"], "o", mfc="none", mec="k", ms=10, label="capped: left out of the fits")
         betas = sorted(g["beta"].unique())
         ax.set_xticks(betas, [f"{b:g}" for b in betas])
         ax.xaxis.set_minor_formatter(NullFormatter())
@@ -121,6 +97,7 @@ def _groups_figure(groups, title: str, x: str = "beta", first_colour: int = 0):
     for i, (label, g) in enumerate(groups):
         plot_brackets(ax, g, x=x, label=label, color=f"C{i + first_colour}")
     ax.set_title(title)
+    ax.legend(fontsize=8)
     return fig, ax
 
 
@@ -138,19 +115,20 @@ def n_sweep_figure(table, ns, beta: float):
 
 
 def configuration_figure(configs, eps: float):
-    """Brackets of every configuration of :func:`attnrank_lite.laws.sweeps.configuration_sweep`
-    at ``eps``, one colour per configuration (its size in the legend)."""
+    """Brackets of every configuration at ``eps``, one colour each (its size in the legend)."""
     by_kind = configs[np.isclose(configs["eps"], eps)].groupby("configuration", sort=False)
-    fig, ax = _groups_figure(((f"{k} (n = {g['n'].iloc[0]})", g) for k, g in by_kind),
-                             rf"d = 3, $\varepsilon$ = {eps:g}: configurations")
-    ax.legend(fontsize=8)
-    return fig
+    return _groups_figure(((f"{k} (n = {g['n'].iloc[0]})", g) for k, g in by_kind),
+                          rf"d = 3, $\varepsilon$ = {eps:g}: configurations")[0]
 
 
 def spectrum_figure(sv, pred, k: int, n: int, beta: float):
     """Singular values of the Fibonacci-sphere attention against the Funk–Hecke prediction."""
     fig, ax = _axes((6, 3.5))
-    plot_spectrum_comparison(ax, sv, pred, k)
+    i = np.arange(1, k + 1)
+    ax.semilogy(i, np.asarray(sv)[:k], ".", ms=4, label="empirical (attention matrix)")
+    ax.semilogy(i, np.asarray(pred)[:k], "-", lw=1, label=r"Funk–Hecke $\lambda_\ell/\lambda_0$")
+    ax.set_xlabel("index")
+    ax.set_ylabel("singular value")
     ax.set_title(rf"Fibonacci sphere, n = {n}, $\beta$ = {beta:g}")
     ax.legend(fontsize=8)
     return fig
@@ -170,8 +148,7 @@ def heuristic_figure(table, tol: float):
 
 
 def token_figure(tokens):
-    r"""Natural log of the token count against beta per d, with the line :math:`\beta/8`
-    (:func:`attnrank_lite.laws.ball_law.token_count_table`)."""
+    r"""Log of the token count against beta per d, with the line :math:`\beta/8`."""
     fig, ax = _axes((6, 3.5))
     for dd, g in tokens.groupby("d"):
         ax.plot(g.beta, g.log_n_eff, "o-", ms=3, label=f"log n_eff, d = {dd}")
@@ -185,12 +162,10 @@ def token_figure(tokens):
 
 
 def ball_figure(ball, uniform, d: int, spacing_factor: float, eps: float):
-    r"""Both weightings' brackets at ``eps``, slopes :math:`d/2` (through the first Gaussian
-    upper end) and :math:`(d-1)/2` (through its first lower end)."""
+    r"""Both weightings' brackets at ``eps`` with slopes :math:`d/2` and :math:`(d-1)/2`."""
     fig, ax = _axes()
     for i, (name, df) in enumerate([("Gaussian weights", ball), ("uniform multiplicities", uniform)]):
-        plot_brackets(ax, df[np.isclose(df["eps"], eps)], color=f"C{i}",
-                      label=rf"{name}, $\varepsilon$ = {eps:g}")
+        plot_brackets(ax, df[np.isclose(df["eps"], eps)], color=f"C{i}", label=rf"{name}, $\varepsilon$ = {eps:g}")
     b = ball[np.isclose(ball["eps"], eps)].sort_values("beta")
     first = b.iloc[0]
     add_reference_slope(ax, b["beta"], d / 2, first.beta, first.upper, label=f"slope d/2 = {d / 2:g}")
@@ -204,7 +179,5 @@ def ball_figure(ball, uniform, d: int, spacing_factor: float, eps: float):
 
 def circle_vs_ball_figure(both, eps: float):
     """The brackets of each ``geometry`` of ``both`` at ``eps`` (chapter 3, d = 2)."""
-    fig, ax = _groups_figure(both[np.isclose(both["eps"], eps)].groupby("geometry"),
-                             rf"d = 2, $\varepsilon$ = {eps:g}: one radial degree more", first_colour=2)
-    ax.legend(fontsize=8)
-    return fig
+    return _groups_figure(both[np.isclose(both["eps"], eps)].groupby("geometry"),
+                          rf"d = 2, $\varepsilon$ = {eps:g}: one radial degree more", first_colour=2)[0]

@@ -1,8 +1,5 @@
-r"""Tables and glued numbers of chapters 2, 3 and 7, and the text of ``sweep --report``: every
-slope table judged by the book's one rule (:mod:`~attnrank_lite.laws.verdicts`) with its width
-trend; every number a sentence quotes returned as a string for ``glue``, from the run's own
-tables. Figures: :mod:`attnrank_lite.laws.plots`.
-"""
+r"""Tables and glued numbers (strings, from the run's own tables) of chapters 2, 3 and 7 and the
+text of ``sweep --report``; slopes judged by :mod:`~attnrank_lite.laws.verdicts`."""
 from __future__ import annotations
 
 import math
@@ -40,7 +37,7 @@ __all__ = ["OUTCOMES", "ball_slopes", "ball_sweeps", "capped", "capped_text", "c
            "law_slopes", "law_table", "live_report", "lower_check", "n_sweep", "one_plus_slope", "provenance_lines",
            "recheck_stored", "regularity_drift", "report_lines", "slopes_text", "spectrum_check", "sphere_vs_ball",
            "store_summary", "stored_report", "stored_rows", "sweep_command", "upper_check", "verdict_numbers",
-           "width_report", "width_table", "with_caps"]
+           "width_report", "width_table"]
 
 #: outcomes of :func:`compare_configurations`
 OUTCOMES = ("certified below", "overlapping", "certified above")
@@ -63,8 +60,7 @@ def _labelled_widths(df: pd.DataFrame, labels) -> pd.DataFrame:
 
 
 def format_values(values, name: str | None = None) -> str:
-    """``"64, 128 and 256"`` (``"none"`` when empty); with ``name``: ``"β = 64, 128 and 256"``
-    or ``"no β of this run"``."""
+    """``"64, 128 and 256"`` (``"none"``), with ``name``: ``"β = 64, 128 and 256"`` (``"no β of this run"``)."""
     v = [f"{x:g}" for x in values]
     if not v:
         return "none" if name is None else f"no {name} of this run"
@@ -75,15 +71,12 @@ def format_values(values, name: str | None = None) -> str:
 # ------------------------------------------------------------------ chapter 2: the spherical law
 
 def law_slopes(brackets: pd.DataFrame, d: int) -> pd.DataFrame:
-    r"""Slope table of one spherical sweep by the book's rule against :math:`(d-1)/2` (capped or
-    vacuous rows left out and counted): :data:`~attnrank_lite.laws.verdicts.SLOPE_COLUMNS`,
-    then eps, end, beta_min, beta_max, d."""
+    r"""Slope table of one spherical sweep judged against :math:`(d-1)/2`, with a column d."""
     return judged_slope_table(brackets, (d - 1) / 2).assign(d=int(d))
 
 
 def law_section(brackets: pd.DataFrame, d: int, title: str):
-    r"""``(slopes, widths, figure)`` of one law section: :func:`law_slopes`, the width
-    upper/lower per beta (one column per eps) and the brackets with reference slope :math:`(d-1)/2`."""
+    r"""``(slopes, widths, figure)``: :func:`law_slopes`, width per beta and eps, the brackets."""
     widths = _labelled_widths(brackets, (f"eps = {e:g}" for e in brackets["eps"]))
     return law_slopes(brackets, d), widths, plots.law_figure(brackets, (d - 1) / 2, title)
 
@@ -99,11 +92,7 @@ def slopes_text(slopes: pd.DataFrame) -> str:
 
 
 def law_numbers(sections, d4: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    r"""All slopes of chapter 2 stacked, and the numbers ``obs-spherical-slopes`` quotes:
-    ``ch02_verdicts``, ``ch02_left_out``, ``ch02_width_max`` (per d the largest width),
-    ``ch02_widest``, ``ch02_width_trend`` (per d and eps, first → last beta),
-    ``ch02_width_sentence``, ``ch02_d4_lower``, ``ch02_d4_upper`` (the kinds of ``d4``).
-    ``sections``: ``(d, brackets, slopes)`` per sweep (``brackets=None`` skipped)."""
+    """All slopes of chapter 2 stacked, and the ``ch02_*`` numbers; ``sections``: ``(d, brackets, slopes)``."""
     sections = [s for s in sections if s[1] is not None]
     slopes = pd.concat([s for _, _, s in sections], ignore_index=True)
     width_max = {d: float((b["upper"] / b["lower"].clip(lower=1)).max()) for d, b, _ in sections}
@@ -129,8 +118,7 @@ def law_numbers(sections, d4: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str
 
 
 def constant_brackets(df: pd.DataFrame, d: int) -> pd.DataFrame:
-    r"""Brackets of the law's constant :math:`c = \operatorname{rank}_\varepsilon/(1+\beta)^{(d-1)/2}`:
-    columns d, n, beta, eps, lower, upper, c_lower, c_upper, sorted by eps then beta."""
+    r"""Brackets of the law's constant :math:`c = \operatorname{rank}_\varepsilon/(1+\beta)^{(d-1)/2}`."""
     _need(df, ["beta", "eps", "n", "lower", "upper"])
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
         raise ValueError(f"d must be an integer >= 2, got {d!r}")
@@ -142,10 +130,8 @@ def constant_brackets(df: pd.DataFrame, d: int) -> pd.DataFrame:
 
 
 def constants_summary(tables) -> pd.DataFrame:
-    r"""Per (d, eps), brackets of the best constants on the swept betas:
-    :math:`\min c_\text{lower}\le c_1 = \min_\beta c\le\min c_\text{upper}` and
-    :math:`\max c_\text{lower}\le c_2 = \max_\beta c\le\max c_\text{upper}` (columns d, eps, n,
-    beta_min, beta_max, c1_low, c1_high, c2_low, c2_high), from :func:`constant_brackets` tables."""
+    r"""Per (d, eps), from :func:`constant_brackets` tables: :math:`\min c_\text{lower}\le c_1 =
+    \min_\beta c\le\min c_\text{upper}` and likewise :math:`c_2 = \max_\beta c` (c1_low ... c2_high)."""
     g = pd.concat(list(tables), ignore_index=True).groupby(["d", "eps"])
     return pd.DataFrame({
         "n": g["n"].max(), "beta_min": g["beta"].min(), "beta_max": g["beta"].max(),
@@ -154,11 +140,9 @@ def constants_summary(tables) -> pd.DataFrame:
     }).reset_index()
 
 
-def compare_configurations(df: pd.DataFrame, reference: str = "well-spread",
-                           key: str = "beta") -> pd.DataFrame:
+def compare_configurations(df: pd.DataFrame, reference: str = "well-spread", key: str = "beta") -> pd.DataFrame:
     r"""Each configuration's bracket against the reference's at the same (key, eps): ``outcome``
-    ``certified below`` (upper <= reference lower), ``certified above`` (lower > reference upper)
-    or ``overlapping``, with ``lower_ref``, ``upper_ref``, ``upper_above_ref_upper``."""
+    certified below (upper <= reference lower), above (lower > reference upper) or overlapping."""
     _need(df, ["configuration", key, "eps", "lower", "upper"])
     ref = df[df["configuration"] == reference]
     if ref.empty:
@@ -201,22 +185,19 @@ def comparison_summary(cmp: pd.DataFrame) -> pd.DataFrame:
 
 
 def regularity_drift(lower_table: pd.DataFrame) -> str:
-    r"""``"1.16 → 1.51 → 1.75 (β = 16, 32, 64): it grows at every step ..."``: the measured
-    :math:`K/\kappa` per beta of :func:`attnrank_lite.laws.sphere_proofs.lower_proof_table`."""
+    r"""``"1.16 → 1.51 (β = 16, 32): it grows ..."``: :math:`K/\kappa` per beta of a lower proof table."""
     _need(lower_table, ["beta", "kappa", "K"])
     r = (lower_table["K"] / lower_table["kappa"]).groupby(lower_table["beta"]).first()
     trend = ("it grows at every step as the smallest scale shrinks"
              if len(r) > 1 and bool((np.diff(r.to_numpy()) > 0).all())
              else "it does not grow at every step")
-    return (" → ".join(f"{v:.3g}" for v in r)
-            + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend)
+    return " → ".join(f"{v:.3g}" for v in r) + " (β = " + ", ".join(f"{b:g}" for b in r.index) + "): " + trend
 
 
 def upper_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
-    r"""``thm-sphere-upper`` checked on ``X``: :func:`~attnrank_lite.laws.sphere_proofs.upper_proof_table`
-    (``harmonic=True``) with the certified ``upper`` of ``sphere``, and ``ch02_up_ok`` (``"holds"``
-    when ``0 <= L_construction <= L_tail <= L_bessel <= L_closed`` on every row, else ``"FAILS"``)
-    with ``ch02_up_{key}`` of :func:`~attnrank_lite.laws.sphere_proofs.price_of_proof`."""
+    r"""``thm-sphere-upper`` on ``X``: the upper proof table with ``sphere``'s ``upper``, and
+    ``ch02_up_ok`` (``0 <= L_construction <= L_tail <= L_bessel <= L_closed`` on every row) and
+    ``ch02_up_*`` (:func:`~attnrank_lite.laws.sphere_proofs.price_of_proof`)."""
     up = pf.upper_proof_table(X, betas, eps_values, harmonic=True)
     up = up.merge(sphere[["beta", "eps", "upper"]], on=["beta", "eps"])
     ok = bool(((up.L_construction >= 0) & (up.L_construction <= up.L_tail)
@@ -227,11 +208,8 @@ def upper_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
 
 
 def lower_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
-    r"""``thm-sphere-lower`` checked on ``X``: :func:`~attnrank_lite.laws.sphere_proofs.lower_proof_table`
-    with the certified ``lower`` of ``sphere``, and ``ch02_lo_ok`` (every cap packing verifies
-    and reaches the proven count), ``ch02_lo_mass`` (smallest diagonal mass), ``ch02_lo_need``
-    (largest :math:`(1+\varepsilon)/2`), ``ch02_lo_search`` (rows where the certified lower end
-    exceeds the packing), ``ch02_lo_drift`` (:func:`regularity_drift`)."""
+    r"""``thm-sphere-lower`` on ``X``: the lower proof table with ``sphere``'s ``lower``, and
+    ``ch02_lo_ok`` (every cap packing verifies and reaches the proven count) and ``ch02_lo_*``."""
     lo = pf.lower_proof_table(X, betas, eps_values)
     lo = lo.merge(sphere[["beta", "eps", "lower"]], on=["beta", "eps"])
     ok = bool((lo.verified & (lo.construction >= lo.proven)).all())
@@ -245,9 +223,7 @@ def lower_check(X: np.ndarray, betas, eps_values, sphere: pd.DataFrame):
 
 
 def n_sweep(beta: float, ns, eps_values, certificates=None):
-    """Brackets of ``n`` equispaced circle points at one ``beta`` for every n in ``ns`` (key
-    ``n_points``; ``certificates``: a folder for one file per n), every one verified
-    (``AssertionError`` otherwise), and their figure against n."""
+    """Verified brackets of ``n`` equispaced circle points at ``beta`` per n in ``ns``, and figure."""
     table = bracket_sweep(lambda n: spherical_instance(well_spread_sphere(n, 2), beta), ns,
                           eps_values, key="n_points", desc="n-sweep", l1_limit=0,
                           certificates=certificates,
@@ -257,22 +233,17 @@ def n_sweep(beta: float, ns, eps_values, certificates=None):
 
 
 def spectrum_check(n: int, beta: float, tol: float = 1e-4):
-    r"""``(table, figure, deviation)``: singular values of the Fibonacci-sphere attention against
-    ``prop-funk-hecke`` up to the degree whose ratio falls below ``tol``, and the largest
-    ``|empirical / funk_hecke - 1|``."""
+    """``(table, figure, max |empirical / funk_hecke - 1|)``: Fibonacci-sphere singular values
+    against ``prop-funk-hecke``."""
     sv = np.linalg.svd(spherical_instance(well_spread_sphere(n, 3), beta), compute_uv=False)
     pred = sp.predicted_attention_spectrum(beta, 3, sp.harmonic_degree_for_tolerance(beta, 3, tol))
     k = min(pred.size, sv.size)
     table = pd.DataFrame({"index": np.arange(1, k + 1), "empirical": sv[:k], "funk_hecke": pred[:k]})
-    return (table, plots.spectrum_figure(sv, pred, k, n, beta),
-            float(np.max(np.abs(sv[:k] / pred[:k] - 1))))
+    return (table, plots.spectrum_figure(sv, pred, k, n, beta), float(np.max(np.abs(sv[:k] / pred[:k] - 1))))
 
 
 def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
-    r"""The harmonic count of the spectral heuristic against beta (default 11 geometric values
-    from 4 to 4096) per d: columns beta, d, ``L``
-    (:func:`~attnrank_lite.laws.spectra.harmonic_degree_for_tolerance`), ``harmonic_count``
-    (:func:`~attnrank_lite.laws.spectra.spectral_rank_heuristic`), and its figure."""
+    """Per d and beta (default 11 from 4 to 4096): the heuristic's ``L``, ``harmonic_count``; figure."""
     betas = np.geomspace(4, 4096, 11) if betas is None else np.asarray(betas, dtype=float)
     table = pd.DataFrame([{"beta": b, "d": d, "L": sp.harmonic_degree_for_tolerance(b, d, tol),
                            "harmonic_count": sp.spectral_rank_heuristic(b, d, tol)}
@@ -283,9 +254,7 @@ def heuristic_table(tol: float, betas=None, dims=(2, 3, 4)):
 # ------------------------------------------------------------------ chapter 3: the ball law
 
 def ball_sweeps(d: int, spacing_factor: float, betas, eps_values, certificates=(None, None)):
-    """Brackets of the ball grid with Gaussian weights (``weights = "gaussian"``) and with
-    uniform multiplicities (``"uniform"``) over ``betas``, every one verified; ``certificates``:
-    two folders (or None) for one certificate file per beta."""
+    """Verified brackets of the ball grid with Gaussian weights and with uniform multiplicities."""
     ball = bracket_sweep(bl.ball_maker(d, spacing_factor), betas, eps_values, desc="ball",
                          certificates=certificates[0], d=d, weights="gaussian")
     uniform = bracket_sweep(bl.ball_maker(d, spacing_factor, weighted=False), betas, eps_values,
@@ -294,20 +263,15 @@ def ball_sweeps(d: int, spacing_factor: float, betas, eps_values, certificates=(
 
 
 def fixed_grid_sweep(d: int, spacing_factor: float, betas, eps: float, certificates=None):
-    """Brackets on **one** grid, that of the largest beta, at every beta with that beta's
-    Gaussian weights (``weights = "gaussian, fixed grid"``: n fixed, n_eff not), verified."""
+    """Verified brackets on the largest beta's grid at every beta with its Gaussian weights."""
     fixed = bracket_sweep(bl.ball_maker(d, spacing_factor, grid_beta=max(betas)), betas, [eps],
                           desc="fixed grid", certificates=certificates, d=d,
                           weights="gaussian, fixed grid")
     return _verified(fixed, "fixed-grid sweep")
 
 
-def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float,
-                   certificates=None):
-    """The circle of ``circle_n`` well-spread points against the ball at the same betas:
-    ``(both, figure, order, crossing)``, both bracket tables with a ``geometry`` column, their
-    figure at ``eps``, :func:`~attnrank_lite.laws.ball_law.certified_order` and
-    :func:`~attnrank_lite.laws.ball_law.loglog_crossing` (ball lower, circle upper) there."""
+def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: float, certificates=None):
+    """The circle of ``circle_n`` points against the ball: ``(both, figure, order, crossing)`` at ``eps``."""
     Xc = well_spread_sphere(circle_n, 2)
     circ = _verified(bracket_sweep(lambda b: spherical_instance(Xc, b), betas, eps_values,
                                    desc="circle", certificates=certificates,
@@ -323,8 +287,7 @@ def sphere_vs_ball(ball: pd.DataFrame, circle_n: int, betas, eps_values, eps: fl
 
 
 def d3_sweep(betas, spacing_factor: float, eps_values, certificates=None):
-    """The ball in d = 3 with Gaussian weights: brackets, slope table against 3/2 (``can fail``
-    False for the upper end, tied to n) and width per beta (one column per eps)."""
+    """The ball in d = 3: brackets, slopes against 3/2 (the upper end cannot fail) and widths."""
     ball = _verified(bracket_sweep(bl.ball_maker(3, spacing_factor), betas, eps_values,
                                    desc="ball d=3", certificates=certificates, d=3,
                                    weights="gaussian"), "d = 3 sweep")
@@ -334,11 +297,8 @@ def d3_sweep(betas, spacing_factor: float, eps_values, certificates=None):
 
 
 def ball_slopes(ball: pd.DataFrame, uniform: pd.DataFrame, d: int) -> pd.DataFrame:
-    r"""Chapter 3's slope table by the book's rule: Gaussian weights against :math:`d/2`,
-    uniform multiplicities against :math:`(d-1)/2`. ``can fail`` is False for the upper end: on
-    these grids n grows like :math:`\beta^{d/2}` and the upper end stays a near-fixed fraction
-    of n, so its slope measures upper/n, not the law. Columns: the rule's, eps, end, beta_min,
-    beta_max, weights, can fail."""
+    r"""Chapter 3's slopes: Gaussian weights against :math:`d/2`, uniform against :math:`(d-1)/2`;
+    ``can fail`` False for the upper end (n grows like :math:`\beta^{d/2}`, upper/n near fixed)."""
     out = pd.concat([judged_slope_table(ball, d / 2).assign(weights="gaussian"),
                      judged_slope_table(uniform, (d - 1) / 2).assign(weights="uniform")],
                     ignore_index=True)
@@ -352,10 +312,8 @@ def fixed_slopes(fixed: pd.DataFrame, d: int) -> pd.DataFrame:
 
 
 def width_report(ball: pd.DataFrame, uniform: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Width upper/lower per beta of both weightings (one column per weights and eps), and
-    :func:`~attnrank_lite.laws.verdicts.width_text` per weights and eps."""
-    both = pd.concat([ball.assign(weights="gaussian"), uniform.assign(weights="uniform")],
-                     ignore_index=True)
+    """Width per beta of both weightings, and its phrase per weights and eps."""
+    both = pd.concat([ball.assign(weights="gaussian"), uniform.assign(weights="uniform")], ignore_index=True)
     labels = (f"{w}, eps = {e:g}" for w, e in zip(both["weights"], both["eps"]))
     return _labelled_widths(both, labels), width_text(both, by=("weights", "eps"))
 
@@ -367,8 +325,7 @@ def fixed_widths(fixed: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def verdict_numbers(slopes: pd.DataFrame, fixed: pd.DataFrame) -> dict[str, str]:
-    """``c3_verdicts`` (all ends), ``c3_verdicts_can_fail``, ``c3_fixed_verdicts``,
-    ``c3_left_out`` (rows left out, summed over ends) and ``c3_width_sentence``."""
+    """Chapter 3's verdict counts (``c3_verdicts*``), ``c3_left_out``, ``c3_width_sentence``."""
     return {"c3_verdicts": counts_text(slopes["verdict"]),
             "c3_verdicts_can_fail": counts_text(slopes.loc[slopes["can fail"], "verdict"]),
             "c3_fixed_verdicts": counts_text(fixed["verdict"]),
@@ -397,9 +354,7 @@ def _slope_row(slopes: pd.DataFrame, weights: str, eps: float, end: str):
 def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFrame,
                 slopes: pd.DataFrame, order: pd.DataFrame, crossing: float,
                 tol: float) -> dict[str, str]:
-    r"""Chapter 3's quoted numbers, as strings, from :func:`~attnrank_lite.laws.ball_law.token_count_table`,
-    :func:`~attnrank_lite.laws.ball_law.rounding_table` (the sweep's betas), :func:`ball_slopes`,
-    :func:`sphere_vs_ball`'s ``order`` and ``crossing`` at ``eps0``, and the run's ``tol``."""
+    """Chapter 3's quoted numbers (token, rounding, slope tables; ``order``, ``crossing`` at ``eps0``)."""
     tk = tokens[tokens["d"] == d].sort_values("beta")
     if tk.empty:  # every grid of this d was too large for the token table
         tk = pd.DataFrame([dict.fromkeys(tokens.columns, float("nan"))])
@@ -410,8 +365,7 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
             r = _slope_row(slopes, w, eps0, end)
             out[p + e], out[p + e + "_ci"] = interval_text(r.slope, r.ci_low, r.ci_high).split(" ", 1)
     urow = _slope_row(slopes, "uniform", eps0, "upper")
-    grow = slopes[(slopes["weights"] == "gaussian") & np.isclose(slopes["eps"], eps0)
-                  ].set_index("end")["verdict"]
+    grow = slopes[(slopes["weights"] == "gaussian") & np.isclose(slopes["eps"], eps0)].set_index("end")["verdict"]
     worst1 = rounding.loc[rounding["change_1"].idxmax()]
     sweep_last = rounding.sort_values("beta").iloc[-1]
     ordered = {k: format_values(order.loc[order["order"] == v, "beta"], "β")
@@ -439,21 +393,15 @@ def key_numbers(d: int, eps0: float, tokens: pd.DataFrame, rounding: pd.DataFram
         "c3_sweep_digits_max": str(math.floor(float(sweep_last.log_tokens_K) / math.log(10)) + 1),
         **out,
         "c3_lo_verdict": str(grow["lower"]), "c3_up_verdict": str(grow["upper"]),
-        "c3_uup_contains": ("contains" if urow.ci_low <= (d - 1) / 2 <= urow.ci_high
-                            else "does not contain"),
+        "c3_uup_contains": ("contains" if urow.ci_low <= (d - 1) / 2 <= urow.ci_high else "does not contain"),
         **{f"c3_{k}": v for k, v in ordered.items()},
-        "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0
-                        else "nowhere at β > 0"),
+        "c3_crossing": (f"at β ≈ {crossing:.0f}" if np.isfinite(crossing) and crossing > 0 else "nowhere at β > 0"),
     }
 
 
 def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame,
                     fixed_slopes: pd.DataFrame) -> dict[str, str]:
-    r"""What chapter 3 quotes about the upper law on a fixed grid (where, unlike on the sweep's
-    own grids, an upper slope containing d/2 can fail): ``c3_upper_n`` (range of upper/n on the
-    sweep's grids at ``eps0``), ``c3_fixed_n``, ``c3_fixed_up`` (slope and interval),
-    ``c3_fixed_verdict`` (against d/2), ``c3_fixed_upper_n`` and ``c3_fixed_neff`` (upper/n and
-    log n_eff of the fixed grid at its first and last beta)."""
+    """Chapter 3's numbers on the upper law on a fixed grid (where its slope can fail)."""
     b = ball[np.isclose(ball["eps"], eps0)]
     f = fixed[np.isclose(fixed["eps"], eps0)]
     r = (b["upper"] / b["n"]).agg(["min", "max"])
@@ -477,9 +425,7 @@ def fixed_n_numbers(d: int, eps0: float, ball: pd.DataFrame, fixed: pd.DataFrame
 # ------------------------------------------------------------------ chapter 7: the stored sweep
 
 def certificate_count(df: pd.DataFrame) -> np.ndarray:
-    r"""The harmonic count :math:`N(d,\le L)` of each row's upper certificate of degree ``L``
-    (column ``degree``): once it reaches n the certificate is the trivial one. NaN for rows
-    without a degree (an l1 fit, or no such column)."""
+    r""":math:`N(d,\le L)` of each row's harmonic certificate of degree ``L`` (NaN without one)."""
     if "degree" not in df.columns:
         return np.full(len(df), np.nan)
     return np.array([np.nan if pd.isna(L) else float(harmonic_count(int(L), int(d)))
@@ -487,17 +433,14 @@ def certificate_count(df: pd.DataFrame) -> np.ndarray:
 
 
 def capped(df: pd.DataFrame) -> np.ndarray:
-    """Rows whose upper certificate is capped (``upper >= n`` or :func:`certificate_count`
-    ``>= n``), by :func:`~attnrank_lite.laws.verdicts.capped_rows`."""
+    """Rows whose upper certificate is capped (``upper >= n`` or :func:`certificate_count` ``>= n``)."""
     n = df["n_points"] if "n_points" in df.columns else df["n"]
     return capped_rows(df["upper"], n, count=certificate_count(df))
 
 
 def law_table(df: pd.DataFrame) -> pd.DataFrame:
-    r"""Chapter 7's law table: slope of each bracket end against beta per ``(d, n, point set,
-    eps)``, judged by the book's rule against :math:`(d-1)/2`, :func:`capped` rows left out of
-    both ends' fits; :data:`~attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then d, n, point_set,
-    eps, end, beta_min, beta_max."""
+    r"""Chapter 7's law table: each end's slope per ``(d, n, point set, eps)`` judged against
+    :math:`(d-1)/2`, :func:`capped` rows left out of both ends' fits."""
     df = df.reset_index(drop=True)
     sets = df["points"] if "points" in df.columns else pd.Series("well-spread", index=df.index)
     out_rows = capped(df)
@@ -513,8 +456,7 @@ def law_table(df: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         raise ValueError("the rows hold no (d, eps) with two or more beta values: nothing to fit")
     cols = [*SLOPE_COLUMNS, "d", "n", "point_set", "eps", "end", "beta_min", "beta_max"]
-    return (pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"])
-            .reset_index(drop=True))
+    return pd.DataFrame(parts)[cols].sort_values(["d", "n", "point_set", "eps", "end"]).reset_index(drop=True)
 
 
 def store_summary(df: pd.DataFrame) -> dict:
@@ -529,8 +471,7 @@ def store_summary(df: pd.DataFrame) -> dict:
             "task_wall_s": float(df["wall_s"].sum()), "task_cpu_s": float(df["cpu_s"].sum())}
 
 
-def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0,
-                  store="laws.sqlite") -> str:
+def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0, store="laws.sqlite") -> str:
     """The ``sweep`` command line that computes these configurations (as it would be typed)."""
     parts = ["python -m attnrank_lite sweep", "--d", *map(str, d_values), "--n", str(n),
              "--beta", *(f"{b:g}" for b in betas), "--eps", *(f"{e:g}" for e in eps_values)]
@@ -542,9 +483,7 @@ def sweep_command(d_values, n, betas, eps_values, points="well-spread", seed=0,
 
 
 def capped_text(rows: pd.DataFrame) -> str:
-    """The :func:`capped` rows, one phrase each (``"d = 6, β = 16, ε = 0.1: [224, 6,000],
-    harmonic degree 11, count 7,371 ≥ n = 6,000 (the law's term (1+β)^((d-1)/2) = 1,192)"``),
-    or ``"none"``."""
+    """The :func:`capped` rows, one phrase each, or ``"none"``."""
     rows = rows.reset_index(drop=True)
     count = certificate_count(rows)
     n = rows["n_points"] if "n_points" in rows.columns else rows["n"]
@@ -570,24 +509,15 @@ def width_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def one_plus_slope(betas) -> float:
-    r"""Least-squares slope of :math:`\log(1+\beta)` on :math:`\log\beta` over the distinct
-    betas: an exact :math:`(1+\beta)^k` shows the slope ``k`` times this against :math:`\log\beta`."""
+    r"""Least-squares slope of :math:`\log(1+\beta)` on :math:`\log\beta` (distinct betas)."""
     b = np.unique(np.asarray(betas, dtype=np.float64))
     return float(np.polyfit(np.log(b), np.log1p(b), 1)[0])
 
 
-def with_caps(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with ``harmonic_count`` (:func:`certificate_count`) and ``capped`` (:func:`capped`)."""
-    rows = rows.reset_index(drop=True)
-    return rows.assign(harmonic_count=certificate_count(rows), capped=capped(rows))
-
-
 def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
-    """``command``, ``rows`` (:func:`with_caps`), ``law`` (:func:`law_table`), ``width``, ``figure``
-    and ``glue`` (``f"{prefix}_..."``: ``rows``, ``verdicts``, ``fitted``, ``off`` (above or below),
-    ``exact`` (zero-width intervals), ``one_plus``, ``capped``, ``capped_rows``, ``width`` (per d
-    and eps, first → last beta), ``width_sentence``) of one sweep's rows."""
-    rows = with_caps(rows)
+    """``command``, ``rows``, ``law``, ``width``, ``figure`` and ``glue`` (``f"{prefix}_..."``) of a sweep."""
+    rows = rows.reset_index(drop=True)
+    rows = rows.assign(harmonic_count=certificate_count(rows), capped=capped(rows))
     law = law_table(rows)
     c = verdict_counts(law["verdict"])
     glue = {"rows": str(len(rows)), "verdicts": counts_text(law["verdict"]),
@@ -602,16 +532,15 @@ def law_report(rows: pd.DataFrame, command: str, prefix: str) -> dict:
 
 
 def live_report(d_values, n, betas, eps_values, seed=0, executor=None, prefix="live") -> dict:
-    """A sweep computed now (:func:`attnrank_lite.laws.scale.sweep_rows`, every row verified)
-    and its :func:`law_report`."""
+    """:func:`law_report` of a sweep computed now (every row verified)."""
     rows = scale.sweep_rows(d_values, n, betas, eps_values, seed=seed, executor=executor)
     assert rows["verified"].all(), "a live bracket failed its re-verification"
     return law_report(rows, sweep_command(d_values, n, betas, eps_values, seed=seed), prefix)
 
 
 def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
-    """``(rows, run, code)``: the rows of one code hash of a store (this build's if stored, else
-    the latest run's), the last ``runs`` record of that code (nans when none) and the hash."""
+    """``(rows, run, code)``: a store's rows of this build's code hash if stored, else the latest
+    run's, that code's last ``runs`` record (nans when none) and the hash."""
     df = law_store.read_store(path)
     if df.empty:
         raise ValueError(f"the store {path} holds no rows")
@@ -626,10 +555,7 @@ def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
 
 
 def stored_report(path, prefix="paper") -> dict:
-    """A stored sweep's :func:`law_report` under its own command, with ``summary``
-    (:func:`store_summary`), ``run``, ``code``, ``code_now``, ``other_codes`` (hashes not
-    shown), and glued ``_executor``, ``_wall`` (minutes), ``_cpu`` (CPU-minutes of the tasks),
-    ``_code``, ``_code_now``, ``_same_code``."""
+    """A stored sweep's :func:`law_report`, with ``summary``, ``run``, ``code*``, ``other_codes``."""
     rows, run, code = stored_rows(path)
     others = sorted(set(law_store.read_store(path)["code_hash"]) - {code})
     summary = store_summary(rows)
@@ -639,13 +565,11 @@ def stored_report(path, prefix="paper") -> dict:
         "executor": str(run["executor"]), "wall": f"{float(run['wall_s']) / 60:.1f}",
         "cpu": f"{summary['task_cpu_s'] / 60:.1f}", "code": str(code), "code_now": str(now),
         "same_code": "the same" if code == now else "not the same"}.items()})
-    return {"summary": summary, "run": run, "code": code, "code_now": now,
-            "other_codes": others, **out}
+    return {"summary": summary, "run": run, "code": code, "code_now": now, "other_codes": others, **out}
 
 
 def report_lines(report: dict, name) -> list[str]:
-    """The text of ``sweep --report`` for a :func:`stored_report`: the store, its command, the
-    law table, the capped rows left out, the verdict counts and the width trend."""
+    """The text of ``sweep --report`` for a :func:`stored_report`."""
     s, code, now, g = report["summary"], report["code"], report["code_now"], report["glue"]
     p = next(k for k in g if k.endswith("_verdicts"))[:-len("_verdicts")]
     return [
@@ -667,8 +591,7 @@ def report_lines(report: dict, name) -> list[str]:
 
 
 def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
-    """Chapter 7's lines under its stored table: the recheck (:func:`recheck_stored`), the
-    store, its command, where and how long it ran, the code hashes of the store and of this build."""
+    """Chapter 7's lines under its stored table: the recheck, the store's run and code hashes."""
     run, summary = paper["run"], paper["summary"]
     return [f"rechecked: {recheck['line']}", f"store: {store}", f"command: {run.command}",
             f"ran on: {run.executor}; finished {run.finished_utc}",
@@ -678,13 +601,9 @@ def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
             f"code hash of this build: {paper['code_now']}"]
 
 
-def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0,
-                   prefix: str = "paper") -> dict:
-    """Recheck stored rows from their certificates
-    (:func:`attnrank_lite.laws.row_certificates.recheck_rows`), not their ``verified`` column;
-    ``sample``: only this many, drawn with numpy generator ``seed``. Returns
-    ``has_certificates``, ``total``, ``checked``, ``passed``, ``seconds``, ``results``,
-    ``failures`` (one line per failing row), ``line`` and ``glue`` (``{prefix}_recheck``)."""
+def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0, prefix: str = "paper") -> dict:
+    """Recheck stored rows from their certificates, not their ``verified`` column (``sample``:
+    this many, drawn with ``seed``): counts, ``results``, ``failures``, ``line`` and ``glue``."""
     from .row_certificates import recheck_rows
 
     total = len(rows)
@@ -693,7 +612,7 @@ def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: in
                 "rows were not rechecked; rerun its command to store them with their certificates")
         return {"has_certificates": False, "total": total, "checked": 0, "passed": 0, "seconds": 0.0,
                 "results": None, "failures": [], "line": line, "glue": {f"{prefix}_recheck": line}}
-    blobs = law_store.read_certified_store(path)
+    blobs = law_store.read_store(path, certificates=True)
     key = [*law_store.KEY, "code_hash"]
     shown = rows.reset_index(drop=True)
     if sample is not None and sample < total:

@@ -1,13 +1,6 @@
-r"""The certificate of a stored sweep row: written with the row, rechecked from the store alone.
-
-Stored beside the row (same transaction) as a certificate file (``SPEC.md`` section 6) on the
-recipe ``Q = X``, ``K = null``, ``beta``, **less its member** ``Q``, whose sha256 the header
-keeps: the points put back at a recheck (the store's ``point_sets``, else rebuilt by
-:func:`point_set`) must be those the certificate was made on. :func:`verify_row` checks the
-header against the row (:func:`claims_match`, also what a resumed sweep uses), then both sides
-(:func:`attnrank_lite.engine.certificate_file.verify_file`); a row without a blob fails. The
-points are stored since a rebuild is bit-identical only on the same machine and numpy/BLAS.
-"""
+r"""The certificate of a stored sweep row: a certificate file (``SPEC.md`` section 6) on the
+recipe ``Q = X``, ``K = null``, ``beta`` less its member ``Q`` (the header keeps its sha256; the
+points are put back from the store, else rebuilt), rechecked from the store alone."""
 from __future__ import annotations
 
 import io
@@ -55,8 +48,7 @@ def npy_array(data: bytes) -> np.ndarray:
 
 
 def _rezip(data: bytes, drop: str | None = None, add: tuple[str, np.ndarray] | None = None) -> bytes:
-    """The zip ``data`` (members deflated) without the member ``drop.npy`` and with ``add``
-    (name, array) as ``name.npy``; ``CertificateFileError`` when that member is already there."""
+    """The zip ``data`` without the member ``drop.npy``, with ``add`` (name, array) as ``name.npy``."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as src, \
             zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
@@ -71,9 +63,7 @@ def _rezip(data: bytes, drop: str | None = None, add: tuple[str, np.ndarray] | N
 
 
 def certificate_blob(bracket, X: np.ndarray, beta: float) -> bytes:
-    """The stored certificate of a row: the certificate file of ``bracket`` (verified again on
-    the dense matrix by :func:`~attnrank_lite.engine.certificate_io.save_brackets`, ``ValueError``
-    on failure) on the recipe ``Q = X``, ``beta``, without the member ``Q``."""
+    """The file of ``bracket`` (verified on saving) on the recipe ``Q = X``, ``beta``, less ``Q``."""
     with tempfile.TemporaryDirectory(prefix="attnrank-row-") as tmp:
         path = save_brackets(os.path.join(tmp, "row.npz"), bracket, Q=X, beta=float(beta))
         with open(path, "rb") as fh:
@@ -82,8 +72,7 @@ def certificate_blob(bracket, X: np.ndarray, beta: float) -> bytes:
 
 
 def blob_header(blob: bytes) -> dict:
-    """The JSON header of a stored blob (no array read); ``CertificateFileError`` in one line
-    when it is not a zip, has no header, a header too large or not JSON, or another format."""
+    """The JSON header of a stored blob (no array read); ``CertificateFileError`` (one line) else."""
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             info = zf.getinfo("header.npy")
@@ -104,9 +93,7 @@ def blob_header(blob: bytes) -> dict:
 
 
 def claims_match(row, header: dict) -> str:
-    """``""`` when the header is a self-attention recipe (``K = null``, ``Q`` of shape
-    ``(n_points, d)``, the row's beta, ``n = m = n_points``) with exactly one bracket of the
-    row's eps and claimed ends, else what differs."""
+    """``""`` when the header is the row's recipe with one bracket of its eps and ends, else what differs."""
     inst = header.get("instance")
     if not isinstance(inst, dict) or inst.get("kind") != "attention" or inst.get("K") is not None:
         return "its instance is not the self-attention recipe of a sweep row"
@@ -132,8 +119,7 @@ def claims_match(row, header: dict) -> str:
 
 @dataclass(frozen=True)
 class RowVerdict:
-    """Outcome of :func:`verify_row`: ``ok``, ``line`` (``verified: 8 <= rank_0.25(A) <= 11, ...``
-    or what failed) and ``seconds`` of the recheck."""
+    """Outcome of :func:`verify_row`: ``ok``, ``line`` (the verdict or what failed), ``seconds``."""
 
     ok: bool
     line: str
@@ -141,9 +127,8 @@ class RowVerdict:
 
 
 def verify_row(row, blob, second=None) -> RowVerdict:
-    """Recheck one stored row from its blob (module docstring). ``second(path, ok)``: a second
-    opinion on the rebuilt file, ``""`` when it agrees, else one line that fails the row
-    (``sweep --verify --independent`` passes the checker this way; the laws never import it)."""
+    """Recheck one stored row: its blob's claims against the row, then both sides of the rebuilt
+    file; ``second(path, ok)``: a second opinion, ``""`` when it agrees, else why it fails."""
     t0 = time.perf_counter()
 
     def fail(why):
@@ -193,15 +178,13 @@ def verify_row(row, blob, second=None) -> RowVerdict:
 
 
 def row_label(row) -> str:
-    """``d=3 n=400 beta=4 eps=0.25 well-spread seed=0 [8, 11]``: a row named in one line."""
+    """``d=3 n=400 beta=4 eps=0.25 well-spread seed=0 [8, 11]``."""
     return (f"d={int(row['d'])} n={int(row['n'])} beta={float(row['beta']):g} eps={float(row['eps']):g} "
             f"{row['points']} seed={int(row['seed'])} [{int(row['lower'])}, {int(row['upper'])}]")
 
 
 def recheck_rows(rows: pd.DataFrame, on_row=None, second=None) -> pd.DataFrame:
-    """:func:`verify_row` for every row of ``rows`` (blobs in the column ``certificate``), calling
-    ``on_row(label, verdict)`` after each; one row each: ``row`` (:func:`row_label`), ``ok``,
-    ``line``, ``seconds``, ``blob_bytes``."""
+    """:func:`verify_row` per row, then ``on_row(label, verdict)``: ``row``, ``ok``, ``line``, ``seconds``."""
     out = []
     for _, r in rows.iterrows():
         blob = r.get("certificate")

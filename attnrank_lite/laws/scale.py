@@ -1,15 +1,11 @@
 r"""The spherical law at scale: a stored, resumable sweep of configurations ``(d, n, beta, eps,
-points, seed)``, each a certified bracket on the self-attention of ``n`` points of :math:`S^{d-1}`
-(:func:`~attnrank_lite.laws.row_certificates.point_set`, rebuilt by the task) from
-:func:`attnrank_lite.engine.streaming.point_brackets`, committed with its certificate as it
-finishes. The law table is :func:`attnrank_lite.laws.report.law_table`.
-"""
+points, seed)``, each a streamed certified bracket committed with its certificate."""
 from __future__ import annotations
 
 import math
 import sqlite3
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import pandas as pd
@@ -34,8 +30,7 @@ def _bad(param: str, why: str):
 
 
 def check_sweep_parameters(ds, n, betas, eps_values, points="well-spread", seed=0) -> None:
-    """Fail at once (``ValueError``: ``parameter 'd' must ...``, one line) on values a sweep
-    cannot run with."""
+    """``ValueError`` (one line) on values a sweep cannot run with."""
     def whole(x):
         return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
@@ -62,16 +57,13 @@ def configurations(ds, n, betas, eps_values, points="well-spread", seed=0) -> li
 
 
 def task_memory(d, n, beta, eps, points, seed) -> tuple[float, str]:
-    """Estimated peak bytes of :func:`sweep_task` and what they hold: the point sweep's
-    (:func:`~attnrank_lite.laws.sweeps.point_task_memory`) plus four dense ``n x n`` float64
-    arrays, the certificate's dense check while the basis is held."""
+    """Estimated peak bytes of :func:`sweep_task`: the point sweep's and four dense ``n x n`` arrays."""
     need, what = point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT)
     return need + 8.0 * 4 * n * n, f"{what} and the certificate's dense {n:,} x {n:,} matrix"
 
 
 def task_cost(d, n, beta, eps, points, seed) -> float:
-    r"""Relative run time of :func:`sweep_task` (costliest first): :math:`n^2` kernel entries
-    against about :math:`(1+\beta)^{(d-1)/2}` harmonics, more at a smaller eps."""
+    r"""Relative run time of :func:`sweep_task`: :math:`n^2(1+\beta)^{(d-1)/2}(1 + \log(1/\varepsilon))`."""
     return n * n * (1.0 + beta) ** ((d - 1) / 2) * (1.0 + math.log(1.0 / eps))
 
 
@@ -91,9 +83,7 @@ def _basis(points: str, n: int, d: int, seed: int):
 
 
 def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
-    """The stored row of one configuration (one BLAS thread; ``wall_s``, ``cpu_s`` its seconds);
-    ``certify``: with ``certificate`` (:func:`~attnrank_lite.laws.row_certificates.certificate_blob`)
-    and ``point_set`` (its points as ``.npy`` bytes: a recheck need not rebuild the same bits)."""
+    """The stored row of one configuration; ``certify``: with ``certificate`` and ``point_set`` bytes."""
     t0, c0 = time.perf_counter(), time.thread_time()
     with single_threaded():
         X = _points(points, n, d, seed)
@@ -111,25 +101,17 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
 
 
 def sweep_rows(ds, n, betas, eps_values, points="well-spread", seed=0, executor=None) -> pd.DataFrame:
-    """The rows of :func:`run_sweep`'s tasks without a store, certificates or timings
-    (byte-identical run to run), in configuration order."""
+    """The rows of :func:`run_sweep`'s tasks without a store, certificates or timings."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     keys = configurations(ds, n, betas, eps_values, points, seed)
-    rows = run_tasks(_uncertified_task, keys, executor, cost=task_cost, desc="rows",
+    rows = run_tasks(partial(sweep_task, certify=False), keys, executor, cost=task_cost, desc="rows",
                      need=lambda d, n, beta, *_: point_task_memory(n, d, beta, VERIFY_DENSE_LIMIT),
                      label=lambda k: f"d={k[0]} n={k[1]} beta={k[2]:g} eps={k[3]:g}")
     return pd.DataFrame(rows).drop(columns=["wall_s", "cpu_s"])
 
 
-def _uncertified_task(d, n, beta, eps, points, seed) -> dict:
-    """:func:`sweep_task` without the certificate (rows that are not stored)."""
-    return sweep_task(d, n, beta, eps, points, seed, certify=False)
-
-
 def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
-    """Configurations stored under ``code`` whose blob agrees with the row
-    (:func:`~attnrank_lite.laws.row_certificates.claims_match`, no arithmetic), and for the
-    others why not (key -> reason)."""
+    """Configurations stored under ``code`` whose blob's claims match the row; why not for others."""
     from ..engine.certificate_io import CertificateFileError
     from .row_certificates import blob_header, claims_match
 
@@ -152,28 +134,21 @@ def certified_keys(con, code: str) -> tuple[set[tuple], dict]:
 
 def run_sweep(store, ds, n, betas, eps_values, points="well-spread", seed=0, executor=None,
               limit=None, log=print, command: str = "", executor_name: str | None = None) -> dict:
-    """Compute and commit, on ``executor`` (``None``: here), every configuration not stored in
-    ``store`` under this code with a certificate that matches the row (:func:`certified_keys`).
-    ``limit``: memory per task (default: the smallest Dask worker's); ``command`` and
-    ``executor_name`` go to the ``runs`` table. Returns ``configurations``, ``skipped``,
-    ``elsewhere`` (claimed by another running sweep), ``computed``, ``code_hash``, ``wall_s``;
-    :class:`~attnrank_lite.laws.law_store.StoreError` (one line) when the store fails."""
+    """Compute and commit on ``executor`` every configuration not in ``store`` under this code with a
+    matching certificate; ``limit``: memory per task; ``command``, ``executor_name``: for ``runs``."""
     check_sweep_parameters(ds, n, betas, eps_values, points, seed)
     code = law_store.code_hash()
     con = law_store.open_store(store)
     try:
-        return _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, executor, limit, log,
-                           command, executor_name)
+        return _sweep_into(con, store, code, keys=configurations(ds, n, betas, eps_values, points, seed),
+                           executor=executor, limit=limit, log=log, command=command, executor_name=executor_name)
     except sqlite3.Error as exc:  # a full disk, a store damaged or made read-only while the sweep ran
         raise law_store.store_error(exc, store) from exc
     finally:
         con.close()
 
 
-def _sweep_into(con, store, code, ds, n, betas, eps_values, points, seed, executor, limit, log, command,
-                executor_name) -> dict:
-    """:func:`run_sweep`'s work on the open store ``con``."""
-    keys = configurations(ds, n, betas, eps_values, points, seed)
+def _sweep_into(con, store, code, keys, executor, limit, log, command, executor_name) -> dict:
     done, bad = certified_keys(con, code)
     owner = law_store.claim_owner()
     todo, elsewhere = law_store.claim_rows(con, keys, code, owner, done=done)

@@ -1,7 +1,5 @@
-r"""Spherical harmonics counts and the Funk–Hecke spectrum (``prop-funk-hecke``): on
-:math:`S^{d-1}` :math:`e^{\beta\langle x, y\rangle}` acts on the degree-:math:`\ell` harmonics as
-:math:`\lambda_\ell(\beta) = \Gamma(\tfrac d2)(\tfrac 2\beta)^{d/2-1} I_{\ell+d/2-1}(\beta)`
-(normalised measure). Values are scaled by :math:`e^{-\beta}` (no overflow)."""
+r"""Spherical harmonics counts and the Funk–Hecke spectrum (``prop-funk-hecke``), eigenvalues
+scaled by :math:`e^{-\beta}` (no overflow)."""
 from __future__ import annotations
 
 from math import comb
@@ -13,7 +11,7 @@ from ..engine.checks import count_value, finite_nonnegative
 from .geometry import positive
 
 __all__ = ["harmonic_dimension", "harmonic_count", "funk_hecke_eigenvalues",
-           "circulant_kernel_spectrum", "predicted_attention_spectrum", "empirical_kernel_spectrum",
+           "circulant_kernel_spectrum", "predicted_attention_spectrum",
            "harmonic_degree_for_tolerance", "spectral_rank_heuristic"]
 
 
@@ -46,8 +44,7 @@ def funk_hecke_eigenvalues(beta: float, d: int, L: int) -> np.ndarray:
 
 def circulant_kernel_spectrum(n: int, beta: float) -> np.ndarray:
     r"""Exact eigenvalues of the circulant :math:`K_{ij} = e^{\beta(\cos(\theta_i-\theta_j) - 1)}` on
-    n equispaced points: the DFT of its first row by direct summation (independent of Bessel
-    functions; by Jacobi–Anger :math:`\mu_k = n\sum_{p} e^{-\beta} I_{k+pn}(\beta)`)."""
+    n equispaced points, by a direct DFT of its first row (no Bessel functions)."""
     j = np.arange(n)
     row = np.exp(beta * (np.cos(2 * np.pi * j / n) - 1))
     C = np.cos(2 * np.pi * np.outer(np.arange(n), j) / n)
@@ -62,25 +59,15 @@ def predicted_attention_spectrum(beta: float, d: int, L: int) -> np.ndarray:
     return np.sort(np.repeat(lam / lam[0], reps))[::-1]
 
 
-def empirical_kernel_spectrum(X, beta: float) -> np.ndarray:
-    r"""Eigenvalues of :math:`e^{-\beta}K/n`, :math:`K_{ij} = e^{\beta\langle x_i, x_j\rangle}`,
-    decreasing: close to the scaled Funk–Hecke ones for well-spread unit rows ``X``."""
-    X = np.asarray(X, dtype=np.float64)
-    K = np.exp(float(beta) * (X @ X.T - 1.0)) / X.shape[0]
-    return np.linalg.eigvalsh(K)[::-1]
-
-
 def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 100_000) -> int:
-    r"""Largest ``L`` with :math:`\lambda_L/\lambda_0 \ge` ``tol`` (about
-    :math:`\sqrt{2\beta\log(1/\text{tol})}` for large beta)."""
+    r"""Largest ``L`` with :math:`\lambda_L/\lambda_0 \ge` ``tol`` (about :math:`\sqrt{2\beta\log(1/\text{tol})}`)."""
     tol = finite_nonnegative("tol", tol)
     if not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")
     L = 16
     while True:
         lam = funk_hecke_eigenvalues(beta, d, L)
-        r = lam / lam[0]
-        below = np.flatnonzero(r < tol)
+        below = np.flatnonzero(lam / lam[0] < tol)
         if below.size:
             return int(below[0]) - 1
         if L >= L_max:
@@ -89,6 +76,5 @@ def harmonic_degree_for_tolerance(beta: float, d: int, tol: float, L_max: int = 
 
 
 def spectral_rank_heuristic(beta: float, d: int, tol: float) -> int:
-    r"""The spectral guess for the rank at error ~ ``tol``: :func:`harmonic_count` of
-    :func:`harmonic_degree_for_tolerance` (grows like :math:`\beta^{(d-1)/2}`)."""
+    """The spectral guess for the rank at error ~ ``tol``: :func:`harmonic_count` of that degree."""
     return harmonic_count(harmonic_degree_for_tolerance(beta, d, tol), d)

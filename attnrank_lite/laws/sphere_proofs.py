@@ -1,12 +1,5 @@
-r"""The explicit constants of chapter 2's two proofs of the spherical law, and checks of them.
-
-Upper side (``thm-sphere-upper``): the degree-L Chebyshev truncation of :math:`e^{\beta t}`
-(``lem-chebyshev-exp``), rescaled by each row's exact normaliser, has rank at most
-:math:`N(d,\le L)`. Lower side (``thm-sphere-lower``): under regularity at scales :math:`[h, 2]`
-(:math:`\kappa\le K`), caps of radius :math:`\sigma/\sqrt\beta` around a maximal separated set
-are a cluster-mass certificate of size at least :math:`\beta^{(d-1)/2}/(K(2\sigma)^{d-1})`.
-All functions use the scaled kernel :math:`e^{\beta(t-1)}` (no overflow).
-"""
+r"""The explicit constants of chapter 2's proofs of the spherical law (``thm-sphere-upper``,
+``thm-sphere-lower``), and checks of them; all on the scaled kernel :math:`e^{\beta(t-1)}`."""
 from __future__ import annotations
 
 import math
@@ -24,21 +17,10 @@ __all__ = ["bessel_bound_exponent", "bessel_bound_tail", "bessel_sum_degree",
            "proven_lower_count", "regularity_constants"]
 
 
-def _beta(beta) -> float:
-    return positive("beta", beta)
-
-
 def _degree(name: str, L) -> int:
     if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {L!r}")
     return int(L)
-
-
-def _eps(eps) -> float:
-    eps = float(eps)
-    if not 0 <= eps < 1:
-        raise ValueError(f"eps must be in [0, 1), got {eps!r}")
-    return eps
 
 
 def _points(X) -> np.ndarray:
@@ -55,7 +37,7 @@ def _points(X) -> np.ndarray:
 def chebyshev_exp_coefficients(beta: float, L: int) -> np.ndarray:
     r""":math:`e^{-\beta}(I_0, 2I_1, \dots, 2I_L)(\beta)`: the scaled Chebyshev coefficients of
     :math:`e^{\beta t} = I_0(\beta) + 2\sum_{k\ge 1} I_k(\beta)T_k(t)` on [-1, 1] (Jacobi–Anger)."""
-    beta, L = _beta(beta), _degree("L", L)
+    beta, L = positive("beta", beta), _degree("L", L)
     c = 2.0 * ive(np.arange(L + 1), beta)
     c[0] /= 2.0
     return c
@@ -63,9 +45,8 @@ def chebyshev_exp_coefficients(beta: float, L: int) -> np.ndarray:
 
 def chebyshev_tail(beta: float, L: int) -> float:
     r""":math:`e^{-\beta}\,2\sum_{k>L} I_k(\beta)`, a bound on the scaled sup error of the degree-L
-    Chebyshev truncation of :math:`e^{\beta t}` (each :math:`|T_k|\le1`), summed until the
-    terms fall below :math:`10^{-18}` of the sum."""
-    beta, L = _beta(beta), _degree("L", L)
+    Chebyshev truncation of :math:`e^{\beta t}` (each :math:`|T_k|\le1`)."""
+    beta, L = positive("beta", beta), _degree("L", L)
     return _tail_sum(lambda k: ive(k, beta), L + 1, 64)
 
 
@@ -81,32 +62,28 @@ def _tail_sum(term, k: int, chunk: int) -> float:
 
 
 def bessel_bound_exponent(beta: float, k) -> np.ndarray:
-    r""":math:`k^2/(2\beta + k)`: ``lem-chebyshev-exp`` states
-    :math:`e^{-\beta}I_k(\beta)\le e^{-k^2/(2\beta+k)}`."""
-    beta = _beta(beta)
+    r""":math:`k^2/(2\beta + k)`: ``lem-chebyshev-exp``, :math:`e^{-\beta}I_k(\beta)\le e^{-k^2/(2\beta+k)}`."""
+    beta = positive("beta", beta)
     k = np.asarray(k, dtype=np.float64)
     return k * k / (2.0 * beta + k)
 
 
 def chebyshev_tail_bound(beta: float, L: int) -> float:
     r""":math:`4(1+\beta)\,e^{-(L+1)^2/(2\beta+L+1)} \ge` :func:`chebyshev_tail` (``lem-chebyshev-exp``)."""
-    beta, L = _beta(beta), _degree("L", L)
+    beta, L = positive("beta", beta), _degree("L", L)
     return 4.0 * (1.0 + beta) * math.exp(-float(bessel_bound_exponent(beta, L + 1)))
 
 
 def bessel_bound_tail(beta: float, L: int) -> float:
-    r""":math:`2\sum_{k>L} e^{-k^2/(2\beta+k)}`: the lemma's Bessel inequality summed exactly, before
-    its geometric-series step; :func:`chebyshev_tail` ``<=`` this ``<=`` :func:`chebyshev_tail_bound`.
-    Summed until the terms fall below :math:`10^{-18}` of the sum."""
-    beta, L = _beta(beta), _degree("L", L)
+    r""":math:`2\sum_{k>L} e^{-k^2/(2\beta+k)}`: the lemma's Bessel inequality summed before its
+    geometric-series step; :func:`chebyshev_tail` ``<=`` this ``<=`` :func:`chebyshev_tail_bound`."""
+    beta, L = positive("beta", beta), _degree("L", L)
     return _tail_sum(lambda k: np.exp(-bessel_bound_exponent(beta, k)), L + 1, 256)
 
 
 def bessel_sum_degree(beta: float, delta: float) -> int:
-    r"""The least L with :func:`bessel_bound_tail` ``<= delta``: between the exact tail's degree
-    and :func:`proven_degree`, it splits the price of the proof's degree into the Bessel
-    inequality and the summation step."""
-    beta, delta = _beta(beta), positive("delta", delta)
+    r"""The least L with :func:`bessel_bound_tail` ``<= delta`` (at most :func:`proven_degree`)."""
+    beta, delta = positive("beta", beta), positive("delta", delta)
     hi = proven_degree(beta, delta)  # bessel_bound_tail(hi) <= closed form <= delta
     lo = -1  # bessel_bound_tail is decreasing in L: bisect on (lo, hi]
     while hi - lo > 1:
@@ -120,7 +97,7 @@ def proven_degree(beta: float, delta: float) -> int:
     :math:`4(1+\beta)e^{-(L+1)^2/(2\beta+L+1)}\le\delta`, i.e. with
     :math:`\lambda = \log(4(1+\beta)/\delta)`, :math:`L = \lceil(\lambda +
     \sqrt{\lambda^2 + 8\beta\lambda})/2\rceil - 1 \le \lambda + \sqrt{2\beta\lambda}`."""
-    beta, delta = _beta(beta), positive("delta", delta)
+    beta, delta = positive("beta", beta), positive("delta", delta)
     lam = math.log(4.0 * (1.0 + beta) / delta)
     if lam <= 0:
         return 0
@@ -135,28 +112,24 @@ def proven_degree(beta: float, delta: float) -> int:
 def normaliser_shares(X, beta: float, block: int = 1024) -> np.ndarray:
     r"""Row normaliser shares :math:`\mu_i = \tfrac1n\sum_j e^{\beta(\langle x_i,x_j\rangle-1)} =
     Z_i/(n e^\beta) \in [1/n, 1]` of unit rows ``X``, shape (n,)."""
-    X, beta = _points(X), _beta(beta)
+    X, beta = _points(X), positive("beta", beta)
     n = X.shape[0]
     out = np.empty(n)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        out[s:e] = np.exp(beta * (np.clip(X[s:e] @ X.T, -1.0, 1.0) - 1.0)).sum(axis=1) / n
+        out[s:s + block] = np.exp(beta * (np.clip(X[s:s + block] @ X.T, -1.0, 1.0) - 1.0)).sum(axis=1) / n
     return out
 
 
-def chebyshev_construction_errors(X, beta: float, L_max: int,
-                                  block: int = 512) -> np.ndarray:
-    r"""Max-row-l1 errors :math:`\lVert A - B_L\rVert`, ``L = 0..L_max``, of the proof's matrices
+def chebyshev_construction_errors(X, beta: float, L_max: int, block: int = 512) -> np.ndarray:
+    r"""Max-row-l1 errors :math:`\lVert A - B_L\rVert`, ``L = 0..L_max``, of the proof's
     :math:`(B_L)_{ij} = p_L(\langle x_i,x_j\rangle)/Z_i` (:math:`p_L` the degree-L Chebyshev
-    truncation of :math:`e^{\beta t}`, :math:`Z_i` the exact normaliser, so
-    :math:`\operatorname{rank}B_L\le N(d,\le L)`), ``block`` rows at a time."""
-    X, beta, L_max = _points(X), _beta(beta), _degree("L_max", L_max)
+    truncation of :math:`e^{\beta t}`, :math:`Z_i` the exact normaliser)."""
+    X, beta, L_max = _points(X), positive("beta", beta), _degree("L_max", L_max)
     c = chebyshev_exp_coefficients(beta, L_max)
     n = X.shape[0]
     worst = np.zeros(L_max + 1)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        T = np.clip(X[s:e] @ X.T, -1.0, 1.0)
+        T = np.clip(X[s:s + block] @ X.T, -1.0, 1.0)
         K = np.exp(beta * (T - 1.0))
         Z = K.sum(axis=1)
         t_prev, t_cur = np.ones_like(T), T.copy()
@@ -174,10 +147,8 @@ def chebyshev_construction_errors(X, beta: float, L_max: int,
 
 def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
     r"""Best ``(kappa, K)`` with :math:`\kappa n r^{d-1} \le N_i(r) := \#\{j : |x_j - x_i|\le r\}
-    \le K n r^{d-1}` for every i and :math:`r\in[h, 2]`, ``0 < h <= 2``; exact for the computed
-    distances (:math:`N_i` is constant between consecutive distances and :math:`r^{d-1}`
-    increases: the infimum is approached just below a distance or at r = 2, the supremum
-    attained at r = h or at a distance)."""
+    \le K n r^{d-1}` for every i and :math:`r\in[h, 2]`, exact for the computed distances (the
+    infimum is approached just below a distance or at r = 2, the supremum at r = h or a distance)."""
     X = _points(X)
     h = float(h)
     if not 0 < h <= 2:
@@ -187,8 +158,7 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
     lo, hi = n / 2.0 ** p, 0.0  # r = 2: N_i = n
     idx = np.arange(n)
     for s in range(0, n, block):
-        e = min(n, s + block)
-        D = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * (X[s:e] @ X.T)))
+        D = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * (X[s:s + block] @ X.T)))
         D.sort(axis=1)
         # first index of each run of equal values = count strictly below
         new = np.ones_like(D, dtype=bool)
@@ -197,8 +167,7 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
         # last index of each run + 1 = count <= value
         last = np.ones_like(D, dtype=bool)
         last[:, :-1] = D[:, 1:] != D[:, :-1]
-        leq = np.minimum.accumulate(np.where(last, idx, n - 1)[:, ::-1],
-                                    axis=1)[:, ::-1] + 1
+        leq = np.minimum.accumulate(np.where(last, idx, n - 1)[:, ::-1], axis=1)[:, ::-1] + 1
         inside = (D > h) & (D <= 2.0)
         if inside.any():
             lo = min(lo, float((less[inside] / D[inside] ** p).min()))
@@ -212,20 +181,20 @@ def regularity_constants(X, h: float, block: int = 512) -> tuple[float, float]:
 
 
 def gaussian_tail_moment(sigma: float, d: int) -> float:
-    r""":math:`T_d(\sigma) = \int_\sigma^\infty u^d e^{-u^2/2}\,du
-    = 2^{(d-1)/2}\Gamma(\tfrac{d+1}2, \tfrac{\sigma^2}2)`."""
+    r""":math:`T_d(\sigma)=\int_\sigma^\infty u^d e^{-u^2/2}du=2^{(d-1)/2}\Gamma(\tfrac{d+1}2, \tfrac{\sigma^2}2)`."""
     a = (d + 1) / 2.0
     return float(np.exp((d - 1) / 2.0 * np.log(2.0) + gammaln(a))
                  * gammaincc(a, sigma * sigma / 2.0))
 
 
-def cap_radius_factor(d: int, eps: float, ratio: float,
-                      tau: float | None = None) -> float:
+def cap_radius_factor(d: int, eps: float, ratio: float, tau: float | None = None) -> float:
     r"""The cap factor of ``thm-sphere-lower``: the least :math:`\sigma > \tau` (to 1e-9, rounded
     up) with :math:`\frac{K}{\kappa} e^{\tau^2/2}\tau^{1-d}T_d(\sigma) < \frac{1-\varepsilon}{1+\varepsilon}`,
     ``ratio`` :math:`= K/\kappa \ge 1`, ``tau`` default :math:`\sqrt{d-1}` (maximises
     :math:`\tau^{d-1}e^{-\tau^2/2}`)."""
-    eps = _eps(eps)
+    eps = float(eps)
+    if not 0 <= eps < 1:
+        raise ValueError(f"eps must be in [0, 1), got {eps!r}")
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
         raise ValueError(f"d must be an integer >= 2, got {d!r}")
     ratio = float(ratio)
@@ -250,9 +219,8 @@ def cap_radius_factor(d: int, eps: float, ratio: float,
 
 
 def proven_lower_count(beta: float, d: int, K: float, sigma: float) -> int:
-    r""":math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the count of
-    ``thm-sphere-lower``."""
-    beta = _beta(beta)
+    r""":math:`\lceil\beta^{(d-1)/2}/(K(2\sigma)^{d-1})\rceil`, the count of ``thm-sphere-lower``."""
+    beta = positive("beta", beta)
     return math.ceil(beta ** ((d - 1) / 2) / (K * (2 * sigma) ** (d - 1))
                      * (1 - 1e-12))
 
@@ -263,7 +231,7 @@ def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertific
     centre's group the points at distance ``< R`` (disjoint by the triangle inequality)."""
     from scipy.spatial import cKDTree
 
-    X, beta = _points(X), _beta(beta)
+    X, beta = _points(X), positive("beta", beta)
     R = float(sigma) / math.sqrt(beta)
     tree = cKDTree(X)
     n = X.shape[0]
@@ -281,13 +249,10 @@ def cap_packing_certificate(X, beta: float, sigma: float) -> ClusterMassCertific
     return ClusterMassCertificate(rows=rows, groups=groups)
 
 
-def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
-                      harmonic: bool = False):
-    r"""The degrees of ``thm-sphere-upper`` on a point set per (beta, eps): ``mu_min``; the proof's
-    degree in closed form (``L_closed``, :func:`proven_degree` at :math:`\delta=\varepsilon\mu_\min`),
-    with the Bessel inequality summed (``L_bessel``) and with the exact tail (``L_tail``); the
-    least L whose :math:`B_L` has error ``<= eps`` (``L_construction``); with ``harmonic=True``
-    the harmonic certificate's degree on :math:`A` (``L_harmonic``); -1 where none. ``N_*``:
+def upper_proof_table(X, betas, eps_values, harmonic: bool = False):
+    r"""The degrees of ``thm-sphere-upper`` per (beta, eps): ``L_closed`` (:func:`proven_degree` at
+    :math:`\delta=\varepsilon\mu_\min`), ``L_bessel``, ``L_tail``, ``L_construction`` (least L with
+    error ``<= eps``), ``L_harmonic`` (``harmonic=True``); -1 where none. ``N_*``:
     :math:`N(d,\le L)`; ``bound_*``: :math:`\min\{n, N(d,\le L)\}`."""
     import pandas as pd
 
@@ -308,8 +273,7 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
                          chebyshev_tail(b, L) <= e * m),
                   bessel_sum_degree(beta, e * mu))
               for e in eps_values}
-        top = max(t for _, t, _ in Ls.values()) if L_max is None else L_max
-        errs = chebyshev_construction_errors(X, beta, top)
+        errs = chebyshev_construction_errors(X, beta, max(t for _, t, _ in Ls.values()))
         for e in eps_values:
             ok = np.flatnonzero(errs <= e)
             Lc = int(ok[0]) if ok.size else -1
@@ -322,18 +286,15 @@ def upper_proof_table(X, betas, eps_values, L_max: int | None = None,
             for k in [c for c in row if c.startswith("L_")]:
                 row["N" + k[1:]] = harmonic_count(row[k], d) if row[k] >= 0 else -1
             for k in [c for c in row if c.startswith("N_")]:
-                row["bound" + k[1:]] = (min(X.shape[0], row[k]) if row[k] >= 0
-                                        else -1)
+                row["bound" + k[1:]] = min(X.shape[0], row[k]) if row[k] >= 0 else -1
             rows.append(row)
         del A
     return pd.DataFrame(rows)
 
 
 def price_of_proof(up) -> dict[str, str]:
-    r"""Where the degree of ``thm-sphere-upper`` goes, from :func:`upper_proof_table`
-    (``harmonic=True``), as ``"a to b"`` strings over the rows: ``closed_bessel``
-    (the geometric-series step), ``bessel_tail`` (the Bessel inequality), ``tail_construction``
-    (accuracy asked uniformly in t and with the worst row's share), ``construction_harmonic``;
+    r"""Where the degree of ``thm-sphere-upper`` goes (``"a to b"`` over the rows of an
+    :func:`upper_proof_table` with ``harmonic=True``): the differences of consecutive degrees,
     ``ratio`` (``bound_closed / N_harmonic``) and ``at_n`` (rows where ``bound_closed`` is n)."""
     def span(v) -> str:
         lo, hi = int(v.min()), int(v.max())
@@ -350,8 +311,7 @@ def price_of_proof(up) -> dict[str, str]:
         "construction_harmonic": span(ok["L_construction"] - ok["L_harmonic"])
         if len(ok) else "n/a",
         "ratio": f"{ratio.min():.2f} to {ratio.max():.2f}" if ratio is not None else "n/a",
-        "at_n": (f"{len(at_n)} of {len(up)} rows ({where})" if len(at_n)
-                 else f"none of the {len(up)} rows"),
+        "at_n": (f"{len(at_n)} of {len(up)} rows ({where})" if len(at_n) else f"none of the {len(up)} rows"),
     }
 
 
@@ -364,11 +324,10 @@ def _least(pred, start: int = 0, limit: int = 100_000) -> int:
     return L
 
 
-def lower_proof_table(X, betas, eps_values, A_of=None):
-    r"""``thm-sphere-lower`` on a point set, per (beta, eps): with :math:`\tau=\sqrt{d-1}` and
-    :math:`h=\tau/\sqrt\beta`, the regularity constants ``kappa``, ``K`` on [h, 2], ``sigma``,
-    the ``proven`` count, the cap packing's size (``construction``), whether it verifies on
-    ``A_of(beta)`` (default the dense attention matrix) and its smallest diagonal mass."""
+def lower_proof_table(X, betas, eps_values):
+    r"""``thm-sphere-lower`` per (beta, eps), :math:`h=\sqrt{d-1}/\sqrt\beta`: ``kappa``, ``K`` on
+    [h, 2], ``sigma``, ``proven``, the cap packing's size, whether it verifies and its
+    smallest diagonal mass."""
     import pandas as pd
 
     from ..engine.attention import softmax_attention
@@ -380,7 +339,7 @@ def lower_proof_table(X, betas, eps_values, A_of=None):
     for beta in betas:
         h = min(2.0, tau / math.sqrt(beta))
         kappa, K = regularity_constants(X, h)
-        A = softmax_attention(X, X, beta) if A_of is None else A_of(beta)
+        A = softmax_attention(X, X, beta)
         for e in eps_values:
             sigma = cap_radius_factor(d, e, K / kappa, tau)
             cert = cap_packing_certificate(X, beta, sigma)

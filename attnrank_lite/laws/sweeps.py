@@ -1,7 +1,5 @@
-r"""Bracket sweeps of chapters 2 and 3: configurations, instances and certified brackets, each
-re-verified on its matrix (``verified``); every sweep takes ``executor=`` (one task per value)
-and ``certificates=`` (a folder for one certificate file per value); rows the same either way.
-"""
+r"""Bracket sweeps of chapters 2 and 3, each bracket re-verified on its matrix; every sweep takes
+``executor=`` (one task per value) and ``certificates=`` (a folder for one file per value)."""
 from __future__ import annotations
 
 import os
@@ -31,10 +29,8 @@ CONFIGURATIONS = ("well-spread", "packing", "random", "clustered")
 
 
 def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray:
-    r"""A configuration of about ``n`` points on :math:`S^{d-1}`: ``well-spread``
-    (:func:`~attnrank_lite.laws.geometry.well_spread_sphere`, exactly n), ``packing`` (a maximal
-    separated packing, spacing from the volume ratio: n caps cover about 0.7 of the sphere),
-    ``random`` (uniform) or ``clustered`` (8 clusters of angular spread 0.15)."""
+    r"""About ``n`` points on :math:`S^{d-1}`: ``well-spread`` (exactly n), ``packing`` (n caps
+    cover about 0.7 of the sphere), ``random`` or ``clustered`` (8 clusters, spread 0.15)."""
     if kind not in CONFIGURATIONS:
         raise ValueError(f"unknown configuration {kind!r}; allowed: {', '.join(CONFIGURATIONS)}")
     if kind == "well-spread":
@@ -48,10 +44,8 @@ def sphere_configuration(kind: str, n: int, d: int, seed: int = 0) -> np.ndarray
 
 
 def point_task_memory(n: int, d: int, beta: float, verify_dense_limit: int = 4096) -> tuple[float, str]:
-    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep`, and what they hold: three
-    copies of the harmonic basis (about :math:`12(1+\beta)^{(d-1)/2}` columns, at most ``n``)
-    and row blocks (measured 3.3 GB at n = 20,000, d = 4, beta = 64), or up to
-    ``verify_dense_limit`` points six dense ``n x n`` arrays."""
+    r"""Estimated peak bytes of one ``beta`` of :func:`point_sweep`, and what: three copies of the
+    basis (about :math:`12(1+\beta)^{(d-1)/2}` columns) and row blocks, or six dense ``n x n`` arrays."""
     cols = min(n, 12 * (1 + beta) ** ((d - 1) / 2))
     streamed = 8.0 * 3 * n * (cols + 2048)
     dense = 8.0 * 6 * n * n if n <= verify_dense_limit else 0.0
@@ -61,7 +55,6 @@ def point_task_memory(n: int, d: int, beta: float, verify_dense_limit: int = 409
 
 
 def _dense_need(n: int) -> tuple[float, str]:
-    """Six ``n x n`` float64 arrays: a dense bracket and its verification."""
     return 8.0 * 6 * n * n, f"a dense {n:,} x {n:,} attention matrix and its bracket"
 
 
@@ -70,31 +63,26 @@ def spherical_instance(X: np.ndarray, beta: float) -> np.ndarray:
     return softmax_attention(X, X, beta)
 
 
-#: the best-of rule of every sweep here (``effort`` of :func:`attnrank_lite.engine.assemble.assemble_brackets`):
-#: every certificate family within the cost limits, whatever it gains (not the cost-aware "auto")
+#: the ``effort`` of every sweep here: every certificate family within the cost limits
 EFFORT = "max"
 
 
 def _limits(l1_limit=None, **kw) -> CostLimits:
-    """The engine's cost limits with the l1-fitted family's limit ``l1_limit`` (None: the
-    engine default :data:`attnrank_lite.engine.assemble.L1_LIMIT`; 0: the family is off)."""
+    """The engine's cost limits with the l1-fitted family's ``l1_limit`` (None: default; 0: off)."""
     if l1_limit is not None:
         kw["l1"] = int(l1_limit)
     return CostLimits(**kw)
 
 
 def certificate_stem(**labels) -> str:
-    """A file stem naming one row group, e.g. ``beta-16`` or ``configuration-random_beta-8``
-    (numbers with ``:g``; characters other than letters, digits, ``.``, ``_``, ``-`` become ``-``)."""
+    """A file stem naming one row group, e.g. ``configuration-random_beta-8`` (unsafe characters ``-``)."""
     parts = [f"{k}-{v:g}" if isinstance(v, (float, np.floating)) else f"{k}-{v}" for k, v in labels.items()]
     return re.sub(r"[^A-Za-z0-9._-]", "-", "_".join(parts)) or "instance"
 
 
 def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str | None:
-    """Write the brackets of one instance to ``folder/stem.npz``
-    (:func:`~attnrank_lite.engine.certificate_io.save_brackets_in_folder`): the instance as its
-    ``recipe`` (``dict(Q=..., beta=..., K=..., log_weights=...)``) when given, else ``A``.
-    ``folder=None``, or a folder whose byte budget is spent, writes nothing."""
+    """Write the brackets of one instance (its ``recipe`` if given, else ``A``) to
+    ``folder/stem.npz``; ``folder=None``, or a folder whose byte budget is spent, writes nothing."""
     if folder is None:
         return None
     from ..engine.certificate_io import save_brackets_in_folder
@@ -104,11 +92,8 @@ def save_certificates(folder, stem: str, brackets, A=None, recipe=None) -> str |
 
 def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certificates=None, recipe=None,
                  stem: str | None = None, **info) -> list[dict]:
-    """Brackets of ``A`` at every eps (one shared factorisation), verified, as table rows (no
-    timings: the same parameters give byte-identical tables). ``points`` (queries = keys) adds
-    the Neumann lower and harmonic upper families; ``l1_limit`` caps the l1-fitted family
-    (``n * m * upper``; None: the engine default; 0: off); ``certificates``: a folder for the
-    file ``stem.npz`` (:func:`save_certificates`)."""
+    """Verified brackets of ``A`` at every eps as table rows (no timings); ``points`` (queries =
+    keys) adds the Neumann lower and harmonic upper families; ``certificates``: a folder."""
     brackets = rank_brackets(A, eps_values, points=points, limits=_limits(l1_limit), effort=EFFORT)
     save_certificates(certificates, stem or certificate_stem(**info), brackets, A=A, recipe=recipe)
     return [{**info, "n": A.shape[0], "eps": b.eps, "lower": b.lower, "upper": b.upper,
@@ -119,11 +104,9 @@ def bracket_rows(A: np.ndarray, eps_values, points=None, l1_limit=None, certific
 
 def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 4096, svd="auto",
                 executor=None, l1_limit=None, certificates=None, **info) -> pd.DataFrame:
-    r"""Brackets of the self-attention of the unit rows ``X`` over ``betas`` from
-    :func:`attnrank_lite.engine.streaming.point_brackets` (``A`` never stored; one harmonic basis
-    per worker): rows per (beta, eps) as :func:`bracket_rows`' with ``degree`` (of a harmonic
-    upper certificate) and ``verified`` (on row blocks, and up to ``verify_dense_limit`` points
-    on the dense matrix, which the greedy cluster-mass search then also uses)."""
+    r"""Streamed brackets of the self-attention of unit rows ``X`` over ``betas`` (``A`` never
+    stored): rows as :func:`bracket_rows`' with ``degree``, verified on row blocks (and up to
+    ``verify_dense_limit`` points on the dense matrix)."""
     from ..engine.harmonic import HarmonicBasis
 
     X = np.asarray(X, dtype=np.float64)
@@ -139,8 +122,7 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
 def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None,
                 keep_brackets=False, certificates=None) -> list[dict]:
-    """Rows of :func:`point_sweep` for one ``beta`` (the basis rebuilt when None);
-    ``keep_brackets``: each row also holds its ``RankBracket`` under ``"bracket"``."""
+    """Rows of :func:`point_sweep` for one ``beta``; ``keep_brackets``: with ``"bracket"``."""
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
@@ -152,8 +134,7 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
     return [{"beta": beta, **info, "n": X.shape[0], "eps": b.eps, "lower": b.lower,
              "upper": b.upper, "lower_kind": b.lower_kind,
              "upper_source": b.upper_certificate.source,
-             "degree": (b.upper_certificate.degree
-                        if isinstance(b.upper_certificate, HarmonicCertificate) else None),
+             "degree": (b.upper_certificate.degree if isinstance(b.upper_certificate, HarmonicCertificate) else None),
              "verified": True if A is None else bool(b.verify(A, b.eps)),
              **({"bracket": b} if keep_brackets else {})}
             for b in bs]
@@ -161,25 +142,18 @@ def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_li
 
 def bracket_sweep(make, values, eps_values, key: str = "beta", desc: str = "", points=None,
                   executor=None, l1_limit=None, certificates=None, recipe=None, **info) -> pd.DataFrame:
-    """Brackets of ``make(v)`` (``A`` or ``(A, extra_dict)``) for every ``v`` in ``values`` and
-    every eps: one row per (value, eps) with ``key``, info columns, n, eps, lower, upper,
-    lower_kind, upper_source, verified. ``points``: the points of every instance (self-attention
-    on the sphere), adding the Neumann lower and harmonic upper families. With an ``executor``
-    ``make`` travels to the workers (Dask pickles closures; a process pool needs a module-level
-    ``make``). ``recipe(v)``: the instance as a recipe for its file ``<key>-<v>.npz`` (default
-    ``make.recipe``, :func:`attnrank_lite.laws.ball_law.ball_maker`; else ``A`` is stored)."""
+    """:func:`bracket_rows` of ``make(v)`` (``A`` or ``(A, extra_dict)``) for every ``v`` in
+    ``values``, with the column ``key`` (``make`` travels to an ``executor``'s workers);
+    ``recipe(v)``: the instance for its file (default ``make.recipe``; else ``A`` is stored)."""
     recipe = getattr(make, "recipe", None) if recipe is None else recipe
     tasks = [(make, v, tuple(eps_values), points, key, l1_limit, info, certificates,
               None if recipe is None or certificates is None else recipe(v)) for v in values]
     need = None if points is None else (lambda *t: _dense_need(len(points)))
-    parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need,
-                      label=lambda t: f"{key}={t[1]!r}")
+    parts = run_tasks(_bracket_task, tasks, executor, desc=desc or key, need=need, label=lambda t: f"{key}={t[1]!r}")
     return pd.DataFrame([row for part in parts for row in part])
 
 
-def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None,
-                  recipe=None) -> list[dict]:
-    """Rows of :func:`bracket_sweep` for one value ``v`` (a task)."""
+def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates=None, recipe=None) -> list[dict]:
     out = make(v)
     A, extra = (out if isinstance(out, tuple) else (out, {}))
     return bracket_rows(A, eps_values, points=points, l1_limit=l1_limit, certificates=certificates,
@@ -188,12 +162,9 @@ def _bracket_task(make, v, eps_values, points, key, l1_limit, info, certificates
 
 def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
                         kinds=CONFIGURATIONS, executor=None, l1_limit=None, certificates=None) -> pd.DataFrame:
-    """Brackets of every configuration kind (:func:`sphere_configuration`) over ``betas``, each
-    with the geometric certificates (``points=X``), one task per (kind, beta) that rebuilds its
-    points from the seed. Rows as :func:`bracket_sweep`'s, with a ``configuration`` column, kinds
-    in order; ``certificates``: one subfolder per kind."""
-    tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates)
-             for kind in kinds for beta in betas]
+    """Brackets of every :func:`sphere_configuration` kind over ``betas`` with ``points=X``, one
+    task per (kind, beta); a ``configuration`` column; ``certificates``: one subfolder per kind."""
+    tasks = [(kind, n, d, seed, beta, tuple(eps_values), l1_limit, certificates) for kind in kinds for beta in betas]
     parts = run_tasks(_configuration_task, tasks, executor, desc="configurations",
                       need=lambda *t: _dense_need(n), label=lambda t: f"{t[0]} beta={t[4]:g}",
                       cost=lambda *t: t[4])
@@ -201,7 +172,6 @@ def configuration_sweep(n: int, d: int, betas, eps_values, seed: int = 0,
 
 
 def _configuration_task(kind, n, d, seed, beta, eps_values, l1_limit=None, certificates=None) -> list[dict]:
-    """Rows of :func:`configuration_sweep` for one (kind, beta): the points rebuilt from the seed."""
     X = sphere_configuration(kind, n, d, seed=seed)
     return bracket_rows(spherical_instance(X, beta), eps_values, points=X, l1_limit=l1_limit,
                         certificates=None if certificates is None else os.path.join(certificates, kind),

@@ -1,17 +1,5 @@
-r"""The book's one verdict rule on laws (``obs-spherical-slopes``, ``obs-laws-at-scale``): a
-fitted slope is evidence only if the check could have failed. :func:`judge_slope`:
-
-1. rows whose upper certificate is *capped* (upper >= n, or a certificate count >= n) or
-   *vacuous* are left out and counted (``left_out``): their end is tied to n, not to the law;
-2. least squares of :math:`\log(\text{end})` on :math:`\log\beta` over the others, with a 95%
-   Student-t interval :math:`\hat s \pm t_{0.975,\,k-2}\,\mathrm{se}(\hat s)`;
-3. ``inside`` when the interval contains the law's exponent, ``above`` / ``below`` when it lies
-   wholly above / below it, ``inconclusive`` with fewer than :data:`MIN_POINTS` points or an
-   interval wider than :data:`MAX_WIDTH_FRACTION` of the exponent.
-
-A width upper/lower growing with beta does not contradict a Theta law (:data:`WIDTH_SENTENCE`,
-printed next to every law table with :func:`width_trend`).
-"""
+r"""The book's one verdict rule on laws (``SPEC.md`` section 5): capped or vacuous rows left out
+and counted, a 95% t-interval on the log-log slope, and the verdict :func:`slope_verdict`."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,10 +26,9 @@ WIDTH_SENTENCE = (
 
 
 def slope_verdict(low: float, high: float, reference: float, points: int) -> str:
-    r"""The rule's verdict for an interval ``[low, high]`` from ``points`` points: ``inconclusive``
-    when ``points < MIN_POINTS``, the interval is not finite, or it is wider than
-    ``MAX_WIDTH_FRACTION * |reference|``; else ``below`` / ``above`` when it lies wholly below /
-    above ``reference``, and ``inside`` otherwise (edges included)."""
+    """The verdict on ``[low, high]`` from ``points`` points: ``inconclusive`` when ``points <
+    MIN_POINTS``, the interval is not finite or wider than ``MAX_WIDTH_FRACTION * |reference|``;
+    else ``below`` / ``above`` when wholly below / above ``reference``, else ``inside``."""
     low, high, reference = float(low), float(high), float(reference)
     if not np.isfinite(reference) or reference == 0:
         raise ValueError(f"reference must be a finite non-zero exponent, got {reference}")
@@ -59,8 +46,7 @@ def slope_verdict(low: float, high: float, reference: float, points: int) -> str
 
 
 def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
-    r"""Rows to leave out of a fit (bool, shape (k,)): capped (``upper >= n``, or a certificate
-    ``count >= n``, e.g. a harmonic dimension) or marked ``vacuous``."""
+    r"""Rows to leave out of a fit: capped (``upper >= n`` or ``count >= n``) or ``vacuous``."""
     upper = np.atleast_1d(np.asarray(upper, dtype=np.float64))
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), upper.shape)
     out = upper >= n
@@ -72,15 +58,12 @@ def capped_rows(upper, n, count=None, vacuous=None) -> np.ndarray:
 
 
 def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
-    r"""Fit and judge ``end`` (lower or upper ends) against ``beta`` by the book's rule, the rows
-    ``left_out`` (:func:`capped_rows`) left out and counted: a dict with :data:`SLOPE_COLUMNS`
-    (``ci_*`` nan with fewer than 2 distinct betas, infinite with 2 points; ``points`` kept)."""
+    """Fit and judge ``end`` against ``beta``, the rows ``left_out`` left out: :data:`SLOPE_COLUMNS`."""
     beta = np.asarray(beta, dtype=np.float64).reshape(-1)
     end = np.asarray(end, dtype=np.float64).reshape(-1)
     if beta.shape != end.shape:
         raise ValueError(f"beta and end need the same length, got {beta.size} and {end.size}")
-    drop = (np.zeros(beta.shape, dtype=bool) if left_out is None
-            else np.asarray(left_out, dtype=bool).reshape(-1))
+    drop = np.zeros(beta.shape, dtype=bool) if left_out is None else np.asarray(left_out, dtype=bool).reshape(-1)
     if drop.shape != beta.shape:
         raise ValueError(f"left_out needs length {beta.size}, got {drop.size}")
     keep = ~drop
@@ -96,8 +79,7 @@ def judge_slope(beta, end, reference: float, *, left_out=None) -> dict:
 
 
 def width_trend(beta, lower, upper, group=None) -> pd.DataFrame:
-    r"""Width ``upper/lower`` per beta (index), one column per ``group`` label (e.g.
-    ``"d = 4, eps = 0.25"``; rows of one group and beta averaged), or ``"width"`` without groups."""
+    r"""Width ``upper/lower`` per beta, one column per ``group`` label (mean), else ``"width"``."""
     frame = pd.DataFrame({"beta": np.asarray(beta, dtype=np.float64),
                           "width": np.asarray(upper, dtype=np.float64)
                           / np.asarray(lower, dtype=np.float64)})
@@ -117,11 +99,8 @@ def verdict_counts(verdicts) -> dict:
 
 def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "beta",
                        count: str | None = None) -> pd.DataFrame:
-    r"""Slope of each bracket end against ``key`` per group of ``by`` (:func:`judge_slope`): in
-    each group the rows whose upper certificate is capped or vacuous (``upper >= n``,
-    ``df[count] >= n``, or an end ``<= 0``) are left out of both ends' fits. ``reference``: the
-    exponent, or a function of the group's ``{by column: value}``. Columns :data:`SLOPE_COLUMNS`,
-    the ``by`` columns, ``end``, ``{key}_min``, ``{key}_max``."""
+    r""":func:`judge_slope` of each end per group of ``by``, capped or vacuous rows (an end ``<= 0``)
+    left out of both ends' fits; ``reference``: the exponent or a function of the group's keys."""
     missing = [c for c in (key, "n", "lower", "upper", *by) if c not in df.columns]
     if missing:
         raise ValueError(f"df lacks the columns {missing}")
@@ -135,24 +114,21 @@ def judged_slope_table(df: pd.DataFrame, reference, *, by=("eps",), key: str = "
                            vacuous=(g["lower"] <= 0) | (g["upper"] <= 0))
         for end in ("lower", "upper"):
             row = judge_slope(g[key], g[end], ref, left_out=drop)
-            row.update(keys, end=end, **{f"{key}_min": float(g[key].min()),
-                                         f"{key}_max": float(g[key].max())})
+            row.update(keys, end=end, **{f"{key}_min": float(g[key].min()), f"{key}_max": float(g[key].max())})
             parts.append(row)
     cols = [*SLOPE_COLUMNS, *by, "end", f"{key}_min", f"{key}_max"]
     return pd.DataFrame(parts, columns=cols)
 
 
 def counts_text(verdicts) -> str:
-    """``"inside for 3, above for 0, below for 1 and inconclusive for 0 of 4"``: the counts of
-    :func:`verdict_counts` as one phrase for the prose."""
+    """``"inside for 3, above for 0, below for 1 and inconclusive for 0 of 4"``."""
     c = verdict_counts(verdicts)
     words = [f"{w} for {c[w]}" for w in ("inside", "above", "below", "inconclusive")]
     return ", ".join(words[:-1]) + f" and {words[-1]} of {c['total']}"
 
 
 def width_text(df: pd.DataFrame, by=("eps",), key: str = "beta") -> str:
-    """Per group of ``by``, the width upper/lower at the first and the last ``key``:
-    ``"eps = 0.1: 1.8 (β = 64) → 3.1 (β = 1024)"``, groups joined by ``"; "``."""
+    """``"eps = 0.1: 1.8 (β = 64) → 3.1 (β = 1024)"``: the width at the first and last ``key``."""
     parts = []
     for keys, g in df.groupby(list(by)):
         keys = keys if isinstance(keys, tuple) else (keys,)

@@ -191,7 +191,7 @@ def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
     from ..laws import law_store
     from ..laws.row_certificates import recheck_rows
 
-    rows = law_store.read_certified_store(store)
+    rows = law_store.read_store(store, certificates=True)
     if rows.empty:
         raise ParameterError(f"parameter '--verify': the store {store} holds no rows")
     t0 = time.perf_counter()

@@ -48,7 +48,7 @@ def _verify(path, capsys):
 
 
 def test_every_row_is_stored_with_a_certificate_that_verifies(store, capsys):
-    rows = law_store.read_certified_store(store)
+    rows = law_store.read_store(store, certificates=True)
     assert len(rows) == 4 and all(isinstance(b, bytes) and b for b in rows["certificate"])
     status, out, err = _verify(store, capsys)
     assert status == 0 and err == ""
@@ -139,7 +139,7 @@ def test_a_row_without_a_certificate_fails_and_a_resumed_sweep_recomputes_it(sto
 def test_the_recheck_reads_the_stored_points_not_a_rebuild(store, monkeypatch):
     """Another CPU's BLAS may rebuild the points with other bits: the store keeps each point set
     once and the recheck reads it, so a rebuild one ulp away changes nothing."""
-    rows = law_store.read_certified_store(store)
+    rows = law_store.read_store(store, certificates=True)
     assert rows["point_set"].map(lambda b: isinstance(b, bytes)).all()
     con = sqlite3.connect(str(store))
     (count,), = con.execute("SELECT COUNT(*) FROM point_sets").fetchall()
@@ -151,7 +151,7 @@ def test_the_recheck_reads_the_stored_points_not_a_rebuild(store, monkeypatch):
 
 
 def test_points_that_differ_from_the_certificates_are_named(store, monkeypatch):
-    rows = law_store.read_certified_store(store)
+    rows = law_store.read_store(store, certificates=True)
     X = row_certificates.npy_array(rows.iloc[0]["point_set"])
     forged = rows.iloc[0].copy()
     forged["point_set"] = row_certificates.npy_bytes(np.nextafter(X, 2.0))  # the stored points, one ulp away

@@ -246,7 +246,7 @@ def test_the_committed_paper_store_keeps_certificates_that_verify():
     from attnrank_lite.site.paths import REPO
 
     store = REPO / get_chapter("ch07").defaults()["store"]
-    rows, runs = law_store.read_certified_store(store), law_store.read_runs(store)
+    rows, runs = law_store.read_store(store, certificates=True), law_store.read_runs(store)
     missing = int(sum(b is None for b in rows["certificate"]))
     assert missing == 0, (f"the store keeps no certificate for {missing} of its {len(rows)} rows (written "
                           f"before rows kept them): move it away and run `{runs.iloc[-1].command}`")

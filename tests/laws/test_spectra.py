@@ -11,7 +11,6 @@ from scipy.special import eval_gegenbauer, eval_legendre
 from attnrank_lite.laws.geometry import fibonacci_sphere, random_sphere
 from attnrank_lite.laws.spectra import (
     circulant_kernel_spectrum,
-    empirical_kernel_spectrum,
     funk_hecke_eigenvalues,
     harmonic_count,
     harmonic_degree_for_tolerance,
@@ -19,6 +18,11 @@ from attnrank_lite.laws.spectra import (
     predicted_attention_spectrum,
     spectral_rank_heuristic,
 )
+
+
+def empirical_kernel_spectrum(X, beta):
+    """Eigenvalues of e^{-beta} K / n, K_ij = e^{beta <x_i, x_j>}, decreasing."""
+    return np.linalg.eigvalsh(np.exp(beta * (X @ X.T - 1.0)) / X.shape[0])[::-1]
 
 
 def _brute_harmonic_dimension(l, d):
