@@ -1,20 +1,12 @@
-"""Certificates as files, the format of ``SPEC.md`` section 6: brackets a reader can take away and recheck.
-
-A certificate file is a numpy ``.npz`` archive holding one JSON ``header`` (UTF-8 bytes as a
-``uint8`` vector) and the arrays it names: ``format`` and ``version`` (:data:`VERSION`); the
-instance, the matrix ``{"kind": "matrix", "A": name}`` or the recipe ``{"kind": "attention",
-"Q", "K", "beta", "log_weights"}`` rebuilt with
-:func:`~attnrank_lite.engine.attention.softmax_attention`, and its shape; per bracket ``eps``,
-the claimed ends and each side's ``kind`` with the names of its arrays (a harmonic upper
-certificate only its ``degree``); ``arrays``: each member's dtype, shape and sha256. Subspace
-factors are stored in float32 when the rounded factors still verify, else float64.
+"""Certificates as files (``SPEC.md`` section 6): a numpy ``.npz`` archive of one JSON ``header``
+(UTF-8 bytes as a ``uint8`` vector) and the arrays it names, the instance a matrix or a recipe
+rebuilt with :func:`~attnrank_lite.engine.attention.softmax_attention`; subspace factors in
+float32 when the rounded factors still verify, a harmonic upper certificate by its degree alone.
 
 Reading (:func:`read_certificate_file`) executes nothing: the zip directory and each ``.npy``
-header are checked (names, dtypes among :data:`DTYPES`, never ``object``; sizes against
-:data:`MAX_ARRAY_BYTES` and :data:`MAX_TOTAL_BYTES`) before any array is allocated, then each
-array is loaded with ``allow_pickle=False`` and its sha256 compared. Every refusal is a one-line
-:class:`CertificateFileError`. :mod:`attnrank_lite.engine.certificate_file` turns a checked file
-into brackets; :mod:`attnrank_lite.checker` is the independent second opinion."""
+header are checked (names, dtypes among :data:`DTYPES`, sizes) before any array is allocated,
+arrays are loaded with ``allow_pickle=False`` and their sha256 compared; every refusal is a
+one-line :class:`CertificateFileError`."""
 from __future__ import annotations
 
 import hashlib
@@ -169,28 +161,20 @@ def _harmonic_certificate(A, keys, degree: int, bases: dict) -> HarmonicCertific
 
 def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weights=None,
                   factors: str = "float32") -> str:
-    """Write brackets of one instance to a certificate file, after verifying them (``ValueError`` and
-    nothing written when one does not verify, or the arguments are inconsistent).
+    """Write brackets of one instance to a certificate file (replaced atomically), after verifying them
+    (``ValueError`` and nothing written when one does not verify, or the arguments are inconsistent);
+    returns the path.
 
     Parameters
     ----------
     path : str or os.PathLike
-        Replaced atomically.
     brackets : RankBracket or sequence of RankBracket
-        Brackets of the same matrix (e.g. several eps).
+        Brackets of the same matrix.
     A : array_like, shape (n, m), optional
-        The matrix itself, or else the recipe:
-    Q, K : array_like, shape (n, d) and (m, d), optional
-        Queries and keys (``K=None``: self-attention).
-    beta : float
-    log_weights : array_like, shape (m,), optional
+        The matrix, or else the recipe ``Q``, ``K`` (``None``: self-attention), ``beta``, ``log_weights``.
+    Q, K, beta, log_weights : optional
     factors : {"float32", "float64"}
-        Subspace factors in float32 when the rounded factors still certify the same rank.
-
-    Returns
-    -------
-    str
-        The path written."""
+        float32 when the rounded factors still certify the same rank."""
     if hasattr(brackets, "lower_certificate"):
         brackets = [brackets]
     brackets = list(brackets)
@@ -304,14 +288,13 @@ def _refuse(msg: str):
 
 def _member_header(fp, name: str):
     """``(shape, dtype)`` of a ``.npy`` member from its header alone (no array read)."""
+    fmt = np.lib.format
     try:
-        version = np.lib.format.read_magic(fp)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp, max_header_size=10000)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp, max_header_size=10000)
-        else:
+        version = fmt.read_magic(fp)
+        if version not in ((1, 0), (2, 0), (3, 0)):
             _refuse(f"array {name}: unknown .npy version {version}")
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, fortran, dtype = read(fp, max_header_size=10000)
     except CertificateFileError:
         raise
     except Exception as exc:

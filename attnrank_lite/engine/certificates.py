@@ -1,20 +1,13 @@
-"""Certificate objects for the approximation rank (the book's :ref:`prop-certificate-chain`).
-
-Each certificate stores the data that recheck its claim; ``verify(A, eps)`` recomputes the
-condition from that data alone with a *proven* rounding margin. Lower kinds
-(:class:`LowerCertificate`): :class:`ClusterMassCertificate` (:ref:`prop-cluster-mass`, on the
-shared :class:`GroupedLowerCertificate` base with the Neumann kind of
-:mod:`~attnrank_lite.engine.neumann`), :class:`FrobeniusTailCertificate`
-(:ref:`prop-frobenius-tail`), :class:`NormCertificate`; upper (:class:`UpperCertificate`):
-:class:`SubspaceCertificate`, ``B = L R``.
+"""Certificate objects for the approximation rank (``SPEC.md`` section 2, :ref:`prop-certificate-chain`):
+lower (:class:`LowerCertificate`) cluster-mass, Frobenius tail and norm certificates, upper
+(:class:`UpperCertificate`) ``B = L R``.
 
 Contract of every ``verify(A, eps)``: ``A`` a finite real matrix, ``eps`` finite ``>= 0`` (else
-``TypeError`` / ``ValueError`` naming the argument); malformed stored data (repeated, negative,
-out-of-range or non-integer indices, NaN / inf / complex entries, shapes that do not fit, a rank
-the data do not support) give ``False``. ``certified_rank(A, eps)`` reads the stored data once as
-plain ndarrays (a subclass's ``shape`` or a list's ``__len__`` is never trusted), checks them and
-returns the rank they prove (``None``: nothing); ``verify`` is ``True`` exactly when that rank
-equals the advertised ``rank``."""
+``TypeError`` / ``ValueError``); malformed stored data (bad indices, NaN / inf / complex entries,
+shapes that do not fit, a rank the data do not support) give ``False``. ``certified_rank(A, eps)``
+reads the stored data once as plain ndarrays (a subclass's ``shape`` or a list's ``__len__`` is
+never trusted) and returns the rank they prove with a proven rounding margin (``None``: nothing);
+``verify`` is ``True`` exactly when that rank equals the advertised ``rank``."""
 from __future__ import annotations
 
 import math
@@ -56,11 +49,7 @@ def search_target(eps: float) -> float:
 
 
 class Certificate:
-    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)``, ``verify(A, eps)`` and the
-    class attribute ``bounds`` ("lower" or "upper"), the side of ``rank_eps(A)`` it bounds."""
-
-    #: the side of a bracket this certificate bounds: "lower" or "upper"
-    bounds: ClassVar[str] = ""
+    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)`` and ``verify(A, eps)``."""
 
     def certified_rank(self, A, eps: float) -> int | None:  # pragma: no cover - abstract
         """The rank the checked stored data prove on ``A`` at ``eps`` (``None``: nothing)."""
@@ -77,13 +66,9 @@ class Certificate:
 class LowerCertificate(Certificate):
     """Base of the certificates that bound ``rank_eps(A)`` from below (``rank_eps(A) >= rank``)."""
 
-    bounds: ClassVar[str] = "lower"
-
 
 class UpperCertificate(Certificate):
     """Base of the certificates that bound ``rank_eps(A)`` from above (``rank_eps(A) <= rank``)."""
-
-    bounds: ClassVar[str] = "upper"
 
 
 def advertised_rank(cert) -> int | None:
@@ -311,12 +296,6 @@ class FrobeniusTailCertificate(LowerCertificate):
         cols = None if self.cols is None else index_array("cols", self.cols, m)
         return rank, rows, cols
 
-    def submatrix(self, A) -> np.ndarray:
-        """``A[rows][:, cols]`` after checking the stored indices (``ValueError`` if malformed)."""
-        A = real_matrix("A", A)
-        _, rows, cols = self._parse(*A.shape)
-        return _submatrix(A, rows, cols)
-
     def certified_rank(self, A, eps: float) -> int | None:
         """The stored rank when the proven tail bound exceeds the budget; ``None`` otherwise."""
         A, eps = _arguments(A, eps)
@@ -326,7 +305,8 @@ class FrobeniusTailCertificate(LowerCertificate):
         rank, rows, cols = parsed
         if rank == 0:
             return 0
-        S = _submatrix(A, rows, cols)
+        S = A if rows is None else A[rows]
+        S = S if cols is None else S[:, cols]
         if rank > min(S.shape):
             return None
         try:
@@ -334,11 +314,6 @@ class FrobeniusTailCertificate(LowerCertificate):
         except np.linalg.LinAlgError:  # the SVD did not converge: nothing is certified
             return None
         return rank if t[rank - 1] > frobenius_budget(S.shape[0], eps) else None
-
-
-def _submatrix(A: np.ndarray, rows, cols) -> np.ndarray:
-    S = A if rows is None else A[rows]
-    return S if cols is None else S[:, cols]
 
 
 @dataclass

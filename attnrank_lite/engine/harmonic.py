@@ -1,18 +1,14 @@
-r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-sphere-upper`).
+r"""Harmonic (sphere-polynomial) upper certificates (``SPEC.md``, "Upper: harmonic certificate";
+:ref:`thm-sphere-upper`): :math:`B = (A V) V^\top`, ``V`` an orthonormal basis of the polynomials of
+degree :math:`\le L` restricted to the keys, certifies :math:`\mathrm{rank}_\varepsilon(A) \le
+N(d,\le L)` once it meets eps; no SVD of ``A``, a family nested in ``L``.
 
-For keys on :math:`S^{d-1}` and ``V`` (m, N) an orthonormal basis of the restrictions to the keys
-of the polynomials of degree :math:`\le L` (dimension at most :math:`N(d, \le L)`,
-:func:`attnrank_lite.laws.spectra.harmonic_count`), :math:`B = (A V) V^\top` certifies
-:math:`\mathrm{rank}_\varepsilon(A) \le N(d,\le L)` once :math:`\max_i \sum_j |A - B|_{ij} \le
-\varepsilon`: no SVD of ``A``, a family nested in ``L``.
-
-The basis is built by Vandermonde with Arnoldi: on the sphere :math:`x_0^2 = 1 - \sum_{k>0} x_k^2`,
-so the :math:`N(d,\le L)` monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
-restrictions. Each :math:`x^a = x_k\,x^{a - e_k}` is ``x_k`` times its parent's orthonormalised
-column, orthogonalised against the two previous degrees (which alone carry its projection:
-multiplication by :math:`x_k` is self-adjoint), once more against all previous degrees, and by a
-QR within the degree. A numerically rank-deficient degree keeps its independent columns
-(pivoted QR), and the following degrees use every product ``x_k * column``."""
+The basis is built by Vandermonde with Arnoldi: on the sphere the monomials :math:`x^a` with
+:math:`a_0 \le 1`, :math:`|a| \le L` span the restrictions; each :math:`x^a = x_k\,x^{a - e_k}` is
+``x_k`` times its parent's orthonormalised column, orthogonalised against the two previous degrees
+(multiplication by :math:`x_k` is self-adjoint), once more against all, and by a QR within the
+degree. A numerically rank-deficient degree keeps its independent columns (pivoted QR), and the
+following degrees use every product ``x_k * column``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,13 +28,6 @@ __all__ = ["HarmonicBasis", "HarmonicCertificate", "harmonic_search", "harmonic_
 SPHERE_TOL = 1e-8
 #: relative size below which a new basis direction counts as numerically dependent
 _DEP_TOL = 1e-9
-
-
-def _last_var(a: tuple) -> int:
-    for k in range(len(a) - 1, -1, -1):
-        if a[k]:
-            return k
-    return 0
 
 
 class HarmonicBasis:
@@ -97,19 +86,13 @@ class HarmonicBasis:
         k = self._k
         need = k + C.shape[1]
         if need > self._buf.shape[1]:
-            # doubling: every column is copied about once in all (a factor 1.3 copied each one
-            # about three times: 0.1 s of the 0.5 s growth to degree 28 on 4,096 points)
+            # doubling: every column is copied about once in all
             cap = min(max(need, 2 * self._buf.shape[1]), max(need, self.m))
             buf = np.empty((self.m, cap), order="F")
             buf[:, :k] = self._buf[:, :k]
             self._buf = buf
         self._buf[:, k:need] = C
         self._k = need
-
-    @property
-    def size(self) -> int:
-        """Columns built so far."""
-        return self._k
 
     def dimension(self, L: int) -> int:
         """Number of basis columns of degree ``<= L`` (grows the basis if needed)."""
@@ -140,7 +123,7 @@ class HarmonicBasis:
         if not self.deficient:
             cand, keys = [], []
             for a, col in self._prev:
-                for k in range(_last_var(a), d):
+                for k in range(max((j for j, v in enumerate(a) if v), default=0), d):
                     b = list(a)
                     b[k] += 1
                     if b[0] <= 1:
@@ -213,10 +196,6 @@ class HarmonicCertificate(SubspaceCertificate):
     degree: int = 0
 
 
-def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
-    return [basis.dimension(L) for L in range(L_max + 1)]
-
-
 def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
                     L_cap: int = 400):
     """Harmonic certificates of the smallest degree found, one per eps (shared passes): the degree
@@ -255,7 +234,7 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
             errs[prev] = float("inf")
     del E, As
     while True:
-        cuts = _degree_cuts(basis, L_max)
+        cuts = [basis.dimension(L) for L in range(L_max + 1)]
         found = nested_family_search(source, basis.columns(L_max), cuts, eps_list, lo=lo,
                                      sample=sample, sample_errors=errs)
         if all(f is not None for f in found) or L_max >= L_cap or cuts[-1] >= m:

@@ -1,22 +1,13 @@
-r"""l1-fitted subspace certificates (:ref:`prop-certificate-chain`; SPEC "Upper: l1-fitted
-subspace certificate").
-
-For an orthonormal basis :math:`V` (m x k) the rows are fitted in l1,
-:math:`C_i = \operatorname*{arg\,min}_c \|A_i - c V^\top\|_1`, and :math:`B = C V^\top` (rank
-:math:`\le k`) is an ordinary :class:`~attnrank_lite.engine.certificates.SubspaceCertificate`;
-row by row the better of the fit and the projection :math:`AV` is kept. All rows are fitted at
-once, in row blocks, by ADMM on :math:`\min \|Z\|_1`, :math:`Z = A - CV^\top` (scaled dual
-:math:`U`, :math:`\rho_i = 1/\mathrm{mean}_j|Z_{ij}|`):
-
-.. math:: C \leftarrow (A - Z + U)V,\quad W \leftarrow A - CV^\top + U,\quad
-          Z \leftarrow \operatorname{sign}(W)\max(|W| - 1/\rho, 0),\quad U \leftarrow W - Z.
+r"""l1-fitted subspace certificates (``SPEC.md``, "Upper: l1-fitted subspace certificate"): the rows
+fitted in l1 in the span of an orthonormal :math:`V` (m x k) by the SPEC's ADMM, in row blocks,
+give :math:`B = C V^\top`, an ordinary :class:`~attnrank_lite.engine.certificates.SubspaceCertificate`;
+row by row the better of the fit and the projection :math:`AV` is kept.
 
 **Dual bound.** For :math:`|y_j| \le 1`, :math:`\|a - cV^\top\|_1 \ge \langle a, y\rangle -
 \langle c, V^\top y\rangle`; with :math:`y` the iterate's :math:`\rho U`, projected off :math:`V`
 and rescaled into the cube, and :math:`\|c^*\|_2 \le \|a\|_2 + \|a\|_1`,
 :math:`\min_c \|a - cV^\top\|_1 \ge \langle a, y\rangle - (\|a\|_2 + \|a\|_1)\|V^\top y\|_2`. It
-steers and stops the iteration (duality gap below ``gap``; a rank rejected once a row provably
-cannot reach eps); it certifies nothing.
+steers and stops the iteration; it certifies nothing.
 
 **Monotone family.** For nested :math:`V_k` the best l1 fit is non-increasing in k, so bisection
 over k is sound for the exact optimum; a rank where the inexact iteration decides nothing counts
@@ -30,6 +21,7 @@ import numpy as np
 from .certificates import SubspaceCertificate, search_target
 from .checks import eps_value, real_matrix
 from .norms import row_l1_blockwise
+from .row_source import evenly_spaced_rows
 from .upper import exact_factorisation, nested_certificate
 
 __all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_improve", "l1_upper_bound"]
@@ -99,14 +91,10 @@ def _dual_bound(Ab, Ub, rho, V):
     return np.einsum("ij,ij->i", Ab, y) - size * off
 
 
-def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
+@np.errstate(over="ignore", invalid="ignore", under="ignore")
+def _admm(Ab, V, steps, gap, target, stop_on_fail):
     """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps). Non-finite
     iterates (data near the float range) are never kept, non-finite dual bounds count as none."""
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        return _admm(Ab, V, steps, gap, target, stop_on_fail)
-
-
-def _admm(Ab, V, steps, gap, target, stop_on_fail):
     b, k = Ab.shape[0], V.shape[1]
     C = Ab @ V
     best = np.abs(Ab - C @ V.T).sum(axis=1)
@@ -167,10 +155,7 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
     V = _orthonormal(V)
     m, k = V.shape
     C = np.zeros((n, k))
-    errors = np.zeros(n)
-    rounding = np.zeros(n)
-    projected = np.zeros(n)
-    lower = np.zeros(n)
+    errors, rounding, projected, lower = np.zeros((4, n))
     statuses = []
     steps_used = 0
     for s in range(0, n, block):
@@ -178,7 +163,7 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
         Ab = real_matrix("rows", rows(idx))
         if Ab.shape != (idx.size, m):
             raise ValueError(f"rows(idx) has shape {Ab.shape}, expected {(idx.size, m)}")
-        Cb, proj, lb, status, used = _fit_block(Ab, V, steps, gap, target, stop_on_fail)
+        Cb, proj, lb, status, used = _admm(Ab, V, steps, gap, target, stop_on_fail)
         C[idx], lower[idx], projected[idx] = Cb, lb, proj
         errors[idx], rounding[idx] = row_l1_blockwise(Ab, Cb, V.T, bound=True)
         statuses.append(status)
@@ -237,7 +222,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     l = V.shape[1]
     hi = l if hi is None else min(int(hi), l)
     lo = max(0, min(int(lo), hi))
-    idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    idx = evenly_spaced_rows(n, sample)
     As = rows(idx)
     best = None  # (k, C): accepted on all rows
     while lo < hi:
@@ -245,7 +230,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
         s_lo, s_hi = lo, hi + 1
         while s_hi - s_lo > 1:
             mid = (s_lo + s_hi) // 2
-            if _fit_block(As, V[:, :mid], steps, None, target, True)[3] == "ok":
+            if _admm(As, V[:, :mid], steps, None, target, True)[3] == "ok":
                 s_hi = mid
             else:
                 s_lo = mid
@@ -302,18 +287,14 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
     A = real_matrix("A", A)
     eps = eps_value(eps)
     if V is None:
-        U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
-        V = Vt.T
+        V = (np.linalg.svd(A, full_matrices=False) if svd is None else svd)[2].T
     else:
         V = _orthonormal(V)
     plain = nested_certificate(A, V, eps, lo=lo, source=source)
     hi = V.shape[1] if plain is None else plain.rank - 1
-    fitted = None
     if hi > lo:
         fitted = l1_family_search(lambda idx: A[idx], A.shape[0], V, eps, lo=lo, hi=hi,
                                   steps=steps, source=source)
-        if fitted is not None and not fitted.verify(A, eps):
-            fitted = None
-    if fitted is not None:
-        return fitted
+        if fitted is not None and fitted.verify(A, eps):
+            return fitted
     return plain if plain is not None else exact_factorisation(A)

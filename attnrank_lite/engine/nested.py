@@ -1,22 +1,15 @@
-r"""The one nested-family search: the smallest member of a nested family that meets eps.
+r"""The one nested-family search: the smallest member of :math:`B_k = (A V_k) V_k^\top`, :math:`V_k`
+the first ``k`` columns of ``V`` (m, K), for ``k`` in a list of *cuts*, that meets eps; it serves
+every upper family on stored and streamed matrices.
 
-The family is :math:`B_k = (A V_k) V_k^\top`, :math:`V_k` the first ``k`` columns of ``V`` (m, K)
-(SVD or range-finder vectors, a harmonic basis by degree), for ``k`` in a list of *cuts*; it
-serves every upper family on stored and streamed matrices (a
-:class:`~attnrank_lite.engine.row_source.RowSource`).
-
-**Search.** Every cut's row-l1 error on a sample of rows is computed incrementally,
-:math:`E_{k'} = E_k - (AV)_{:,k:k'}V_{k:k'}^\top`; a cut failing on the sample fails on ``A``, so
-the first cut passing there is the smallest that can pass. One pass over ``A`` then computes
-``L = A V`` and that candidate's errors with the proven margin
-:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`, so an accepted member
-verifies. A failing candidate adds its worst rows to the sample; when the rounds run out,
-bisection between a failing and a passing cut (the top one) finishes.
-
-**Caveat** (chapter 1, :ref:`Certificates <sec-bracket-certificates>`). The row-l1 error of nested
-projections is not monotone in ``k``: the sample phase returns the least member meeting eps, the
-bisection keeps ``err(hi) <= eps < err(lo)`` and returns a valid member whose next smaller cut
-fails, not always the least."""
+Every cut's row-l1 error on a sample of rows is computed incrementally; a cut failing on the
+sample fails on ``A``, so the first cut passing there is the smallest that can pass. One pass
+over ``A`` then checks it with the proven margin
+:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`; a failing candidate adds
+its worst rows to the sample, and when the rounds run out bisection between a failing and a
+passing cut finishes. The error is not monotone in ``k`` (chapter 1,
+:ref:`Certificates <sec-bracket-certificates>`): the bisection returns a valid member whose next
+smaller cut fails, not always the least."""
 from __future__ import annotations
 
 import numpy as np
@@ -148,11 +141,9 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     rows = evenly_spaced_rows(source.n, sample)
     found: list = [None] * len(eps_list)
     floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
-    passing = [None] * len(eps_list)  # index of a cut known to pass (for the fallback)
-    passing_left: dict[int, np.ndarray] = {}
-    # the top cut (the bisection fallback's passing member) is checked only once a candidate has
-    # failed: most searches accept their first candidate, and the top cut's columns cost a share
-    # of the pass (a harmonic family's headroom degree: 7-23% of its products)
+    passing = [None] * len(eps_list)  # (index, L) of a cut known to pass (for the fallback)
+    # the top cut (the fallback's passing member) is checked only once a candidate has failed:
+    # most searches accept their first candidate
     failed = [False] * len(eps_list)
     top = len(cuts) - 1
     for round_ in range(max_rounds):
@@ -176,7 +167,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
         need_top = any(failed[e] and passing[e] is None for e in range(len(eps_list)))
         checked = sorted(set(candidate.values()) | ({top} if need_top else set()))
         left, bounds = family.full_check(checked)
-        _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+        _note_top(bounds, left, top, eps_list, failed, passing, found)
         for e, i in candidate.items():
             if bool(np.all(bounds[i] <= eps_list[e])):
                 found[e] = (cuts[i], left[:, : cuts[i]])
@@ -184,25 +175,24 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
             floor[e] = i + 1
             rows = np.union1d(rows, np.argsort(-bounds[i])[:ADDED_ROWS])
             failed[e] = True
-            _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+            _note_top(bounds, left, top, eps_list, failed, passing, found)
     if any(failed[e] and found[e] is None and passing[e] is None for e in range(len(eps_list))):
         left, bounds = family.full_check([top])
-        _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+        _note_top(bounds, left, top, eps_list, failed, passing, found)
     for e in range(len(eps_list)):
         if found[e] is None and passing[e] is not None:
-            found[e] = _bisect(family, eps_list[e], floor[e] - 1, passing[e], passing_left[e])
+            found[e] = _bisect(family, eps_list[e], floor[e] - 1, *passing[e])
     return found
 
 
-def _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found) -> None:
+def _note_top(bounds, left, top, eps_list, failed, passing, found) -> None:
     """Record the top cut as the passing member of every level whose candidate failed, when
     ``bounds`` holds it and it meets that level."""
     if top not in bounds:
         return
     for e, eps in enumerate(eps_list):
         if failed[e] and found[e] is None and passing[e] is None and bool(np.all(bounds[top] <= eps)):
-            passing[e] = top
-            passing_left[e] = left
+            passing[e] = (top, left)
 
 
 def _bisect(family: _Family, eps: float, failing: int, passing: int, left: np.ndarray):

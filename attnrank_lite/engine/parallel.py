@@ -1,11 +1,8 @@
-"""Independent tasks on a ``concurrent.futures.Executor``: results in submission order.
-
-Every sweep is a list of independent configurations. :func:`run_tasks` runs a module-level task
-function on each, in a plain loop (``executor=None``: the sequential code, byte-identical
-tables) or through any executor: a thread or process pool, or Dask's ``Client.get_executor()``
-(:func:`dask_executor`). Tasks rebuild their inputs from small arguments and return plain rows.
-Each task's memory estimate is compared with the smallest worker's limit before anything is
-submitted (:class:`TaskTooLarge`). ``dask``/``distributed`` are imported only when used."""
+"""Independent tasks on a ``concurrent.futures.Executor`` (:func:`run_tasks`), results in submission
+order: a plain loop (``executor=None``: the sequential code, byte-identical tables), a thread or
+process pool, or Dask's ``Client.get_executor()`` (:func:`dask_executor`; ``dask``/``distributed``
+imported only when used). Each task's memory estimate is compared with the smallest worker's limit
+before anything is submitted (:class:`TaskTooLarge`)."""
 from __future__ import annotations
 
 import contextlib
@@ -22,14 +19,11 @@ __all__ = ["TaskTooLarge", "SchedulerUnreachable", "run_tasks", "executor_memory
 
 #: seconds a Dask scheduler has to answer (connection and handshake) before the connection is given up
 CONNECT_TIMEOUT_S = 20.0
-
 #: memory a local worker process needs before its first task (Python, numpy, scipy, distributed)
 WORKER_BASE_BYTES = 300 * 2 ** 20
-
 #: environment variable naming a running Dask scheduler (``tcp://HOST:PORT``); papermill kernels
 #: inherit it from the command line
 SCHEDULER_ENV = "ATTNRANK_SCHEDULER"
-
 #: environment variables read by the BLAS/OpenMP libraries numpy, scipy and torch load
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -107,18 +101,11 @@ def format_bytes(b: float) -> str:
     return f"{b / 1024:.0f} KiB"
 
 
-def _dask_client(executor):
-    """The ``distributed.Client`` behind a ``Client.get_executor()`` executor, else None."""
-    client = getattr(executor, "_client", None)
-    mod = type(client).__module__ if client is not None else ""
-    return client if mod.startswith("distributed") else None
-
-
 def executor_memory_limit(executor) -> tuple[float, str] | None:
     """The smallest worker memory limit of a Dask executor as ``(bytes, worker address)``; None for
     other executors (they share this machine's memory) and for workers without a limit."""
-    client = _dask_client(executor)
-    if client is None:
+    client = getattr(executor, "_client", None)  # the Client behind Client.get_executor()
+    if client is None or not type(client).__module__.startswith("distributed"):
         return None
     workers = client.scheduler_info(n_workers=-1).get("workers", {})
     limits = [(float(w["memory_limit"]), addr) for addr, w in workers.items() if w.get("memory_limit")]
