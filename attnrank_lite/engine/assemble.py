@@ -151,8 +151,6 @@ class Plan:
         return self.source.matrix
 
 
-# ---------------------------------------------------------------- lower families
-
 def _masses(plan: Plan, eps_max: float) -> np.ndarray:
     """Computed row masses (row 0 alone when it exceeds every level: softmax rows have mass ~1)."""
     if plan.mass is None:
@@ -193,8 +191,7 @@ def _frobenius(plan: Plan, eps: float):
                           src.rows(rows if rows.size < src.n else slice(0, src.n)))
     rows, S = plan.frobenius
     if plan.frobenius_tails is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
-        # the Frobenius mass exceeds the budget: the exact spectrum of S is needed (kept for the
-        # larger eps that follow). A full SVD of S, never a randomized approximation.
+        # the mass exceeds the budget: the exact spectrum of S (a full SVD, kept for larger eps)
         plan.frobenius_tails = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
     cert = frobenius_tail_lower_bound(S, eps, tails=plan.frobenius_tails)
     if cert.rank:  # indices of S are rows of A
@@ -265,8 +262,6 @@ class _LazyOrder:
         return self.order[sl]
 
 
-# ---------------------------------------------------------------- upper families
-
 def _svd_family(plan: Plan, eps_values, lowers, uppers):
     """Stored matrix: dense SVD (``min(n, m) <= dense``) or randomized range finder, doubling."""
     A = plan.stored
@@ -307,9 +302,8 @@ def _harmonic_family(plan: Plan, eps_values, lowers, uppers=None) -> list:
     shared passes; computed once per plan (the randomized SVD family reads them to size its sketch)."""
     if plan.harmonic is None:
         out = [None] * len(eps_values)
-        # below about 1e-14 the search target is <= 0, which no floating residual meets: the
-        # degree would grow past what the keys span (duplicate keys run out first). Those levels
-        # are left to the SVD and identity families.
+        # below about 1e-14 the search target is <= 0, which no floating residual meets: those
+        # levels are left to the SVD and identity families
         live = [i for i, e in enumerate(eps_values) if e < 1 and search_target(e) > 0]
         if plan.basis is not None and live:
             lo = max(0, min(lowers[i].rank for i in live) - 1)
@@ -494,8 +488,6 @@ def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
 #: ``family(plan, eps_values, lowers, uppers) -> list`` is appended here.
 UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_family)
 
-
-# ---------------------------------------------------------------- the rule
 
 def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
     """The best-of rule: every family in order, the largest lower and smallest upper end kept (the

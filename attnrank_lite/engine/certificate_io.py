@@ -66,8 +66,6 @@ def _sha256(arr: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
 
-# --------------------------------------------------------------------------------------- writing
-
 @dataclass
 class _Writer:
     arrays: dict = field(default_factory=dict)
@@ -262,8 +260,6 @@ def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | No
             return None
     return save_brackets(os.path.join(folder, f"{stem}.npz"), brackets, **instance)
 
-
-# --------------------------------------------------------------------------------------- reading
 
 @dataclass(frozen=True)
 class CertificateFile:
@@ -535,8 +531,6 @@ def _check_upper(c, where: str, arrays: dict, shape, inst) -> set:
         return {_array(arrays, c["L"], f"{where}.L", dt, 2), _array(arrays, c["R"], f"{where}.R", dt, 2)}
     _refuse(f"header: {where}.kind {kind!r} is not an upper certificate kind")
 
-
-# ------------------------------------------------------------------------------ certificates back
 
 def _lower_certificate(c: dict, arrays: dict):
     kind = c["kind"]

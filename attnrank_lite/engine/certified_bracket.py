@@ -61,13 +61,6 @@ class RankBracket:
         c = self.lower_certificate
         return [list(g) for g in c.groups] if isinstance(c, GroupedLowerCertificate) else []
 
-    @property
-    def ratio(self) -> float:
-        """``upper / lower`` (``inf`` when ``lower == 0 < upper``; 1 for ``[0, 0]``)."""
-        if self.lower == 0:
-            return 1.0 if self.upper == 0 else float("inf")
-        return self.upper / self.lower
-
     def verify(self, A, eps: float | None = None) -> bool:
         """Recheck both certificates on ``A`` (at ``eps``, default ``self.eps``) from their stored data:
         each slot must hold one of the package's own classes (exact type) of its side, the ranks each

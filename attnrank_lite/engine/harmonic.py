@@ -144,12 +144,8 @@ class HarmonicBasis:
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
         if keys is not None:
-            # short recurrence first: a parent column q of degree L-1 is orthogonal to every
-            # polynomial of degree <= L-2 on the keys, and multiplication by x_k is self-adjoint
-            # in the discrete inner product, so <x_k q, p> = <q, x_k p> = 0 for deg p <= L-3.
-            # Only the blocks of degrees L-2 and L-1 carry x_k q's projection; one classical
-            # Gram-Schmidt pass against all columns then removes what rounding left (as a second
-            # full pass would: "twice is enough", at half its cost)
+            # short recurrence: <x_k q, p> = <q, x_k p> = 0 for deg q = L-1, deg p <= L-3, so only
+            # degrees L-2 and L-1 carry x_k q's projection; one pass against all removes the rounding
             start = self._counts[self.degree - 2] if self.degree >= 2 else 0
             W = self._buf[:, start:k0]
             C -= W @ (W.T @ C)
@@ -216,9 +212,7 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
     L_max = None
     while True:
         if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
-            # no headroom degree: the first candidate passes the full check in most searches,
-            # and the next degree (the largest step of the basis growth) is built only after a
-            # failure, by the retry below
+            # no headroom degree: the next one is built only after a failure, by the retry below
             L_max = min(L_cap, L)
         if L_max is not None and L >= L_max:
             break

@@ -3,17 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .certificates import (
-    ClusterMassCertificate,
-    FrobeniusTailCertificate,
-    NormCertificate,
-    frobenius_budget,
-    frobenius_tail_bounds,
-)
+from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, frobenius_budget, frobenius_tail_bounds
 from .checks import eps_value, gamma, index_array, real_matrix
-from .norms import row_l1_blockwise
 
-__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
+__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound"]
 
 
 def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64) -> np.ndarray:
@@ -81,7 +74,6 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     rowsum = A.sum(axis=1)
     margin = 8 * gamma(m + 2) * (rowsum + 1.0) + 1e-13
     thr = (rowsum + eps) / 2 + margin
-    # rows heavier than 1 + ... need |1 - M_aa| too: require M_aa <= 1 region via exact check below
     core = _core_sizes(A, thr, block)
     order = np.argsort(core, kind="stable")
     order = order[core[order] <= m]
@@ -143,12 +135,3 @@ def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None,
     k = int(np.argmax(t <= budget))  # t[-1] <= 0 <= budget: always found
     return FrobeniusTailCertificate(rank=k, rows=rows, cols=cols)
 
-
-def norm_lower_bound(A, eps: float) -> NormCertificate:
-    """``rank_eps(A) >= 1`` when some row has l1 mass above ``eps`` (else a rank-0 certificate)."""
-    A = real_matrix("A", A)
-    if A.size == 0:
-        return NormCertificate(rank=0)
-    i = int(row_l1_blockwise(A).argmax())
-    cert = NormCertificate(rank=1, row=i)
-    return cert if cert.verify(A, eps) else NormCertificate(rank=0)

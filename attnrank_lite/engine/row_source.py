@@ -1,7 +1,5 @@
-r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`), and the row sample shared by
-the searches (:func:`evenly_spaced_rows`). A stored matrix answers with views of itself; points
-(queries, keys, ``beta``, log-weights) by computing the rows with the dense code path, so memory
-stays :math:`O(\text{block}\cdot m)`."""
+r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`: views of a stored matrix, or rows
+computed from the points by the dense code path), and the row sample shared by the searches."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,8 +57,7 @@ class RowSource:
         if K.shape[0] == 0:
             raise ValueError("softmax attention needs at least one key (K has 0 rows)")
 
-        # checked once here; the blocks are not checked again, unless beta <q, k> could
-        # overflow (|<q, k>| <= |q| |k|: then every block takes the checked path, which raises)
+        # checked once here; unless beta <q, k> could overflow, the blocks are not checked again
         bound = beta * float(np.linalg.norm(Q, axis=1).max(initial=0.0)) * float(np.linalg.norm(K, axis=1).max())
         if np.isfinite(bound) and bound < 1e300:
             def rows(idx):

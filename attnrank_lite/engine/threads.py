@@ -1,6 +1,6 @@
-"""One compute thread for torch and every BLAS in the process (via ``threadpoolctl``), restored
-on exit: the BERT calibration's many small operations otherwise spin thread pools against each
-other (4-15x slower on 2 shared cores), and one thread makes them reproducible."""
+"""One compute thread for torch and every BLAS in the process (via ``threadpoolctl``), restored on
+exit: many small operations otherwise spin thread pools against each other, and one thread makes
+them reproducible."""
 from __future__ import annotations
 
 from threadpoolctl import threadpool_limits
