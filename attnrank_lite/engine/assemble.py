@@ -118,13 +118,9 @@ class CostLimits:
 
 @dataclass
 class Plan:
-    """What one call of :func:`assemble_brackets` works with: ``source``; ``points`` (Neumann centres)
-    and ``basis`` (harmonic family) when known; ``method`` ("dense", "randomized", "streamed");
-    ``svd`` (whether the streamed SVD family runs); ``seed``; ``limits``; ``effort``. The other
-    fields hold the work shared between levels, computed once (``None`` until then): row masses, a
-    temporary dense copy, the dense SVD and its tails, the Frobenius sample ``(rows, S)`` and its
-    tails, the Neumann order and centre rows, the randomized family, the harmonic certificates, the
-    streamed SVD subspace."""
+    """What one call of :func:`assemble_brackets` works with (the arguments, ``method`` one of "dense",
+    "randomized", "streamed"); the fields after ``effort`` hold the work shared between levels,
+    computed once (``None`` until then)."""
 
     source: RowSource
     points: np.ndarray | None
@@ -275,8 +271,10 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
             out.append(svd_upper_bound(A, eps, svd=_dense_svd(plan), lo=lower.rank - 1))
             continue
         start = max(32, 2 * lower.rank)
-        if harmonic is not None and not _svd_affordable(harmonic.rank, start, min(A.shape)):
-            out.append(None)  # high rank: the harmonic family alone (no dense-SVD fallback)
+        # sketches double from start + 10 and may need twice the harmonic rank: unaffordable when that
+        # reaches the dense-SVD fallback at min(n, m) // 2 columns (the harmonic family alone then)
+        if harmonic is not None and not 4 * max(start + 10, harmonic.rank) < min(A.shape) // 2:
+            out.append(None)
             continue
         cert = None
         family = plan.family
@@ -288,13 +286,6 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
                 plan.family = fam
         out.append(cert)
     return out
-
-
-def _svd_affordable(k: int, start: int, full: int) -> bool:
-    """Whether the randomized family runs without its dense-SVD fallback (at ``full // 2`` columns;
-    sketches double from ``start + 10`` and may need twice the harmonic rank ``k``):
-    ``4 * max(start + 10, k) < full // 2``."""
-    return 4 * max(start + 10, k) < full // 2
 
 
 def _harmonic_family(plan: Plan, eps_values, lowers, uppers=None) -> list:
@@ -370,8 +361,8 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
 
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
     """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed
-    source, and on a stored matrix of the randomized path whose doubling family was unaffordable
-    (:func:`_svd_affordable`), so that the l1 family gets an SVD subspace. With ``effort="auto"``
+    source, and on a stored matrix of the randomized path whose doubling family was unaffordable,
+    so that the l1 family gets an SVD subspace. With ``effort="auto"``
     only where :func:`_streamed_svd_estimates` finds it worth its cost."""
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
@@ -550,12 +541,10 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
                       upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
     """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of
-    rule), with the queries as ``points`` (Neumann centres) and the keys' harmonic ``basis`` when
-    known. ``method`` (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``;
-    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``
-    (beyond it with ``effort="max"`` on levels no other family certified below ``min(n, m)``);
-    ``seed`` seeds the range finder; ``upper_families`` / ``lower_families`` replace
-    :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
+    rule), with the queries as ``points`` and the keys' harmonic ``basis`` when known. ``method``
+    (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``; ``svd``: the streamed
+    SVD family, ``auto`` within ``limits.streamed_svd`` (beyond it :data:`WHERE_CAPPED` with
+    ``effort="max"``); the family lists replace :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m

@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,16 +66,13 @@ def _sha256(arr: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
 
-@dataclass
-class _Writer:
-    arrays: dict = field(default_factory=dict)
-
-    def add(self, name: str, arr: np.ndarray) -> str:
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype.str not in DTYPES:
-            raise TypeError(f"array {name} has dtype {arr.dtype.str}, not one of {DTYPES}")
-        self.arrays[name] = arr
-        return name
+def _add(arrays: dict, name: str, arr) -> str:
+    """Store ``arr`` under ``name`` for writing; returns the name."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.str not in DTYPES:
+        raise TypeError(f"array {name} has dtype {arr.dtype.str}, not one of {DTYPES}")
+    arrays[name] = arr
+    return name
 
 
 def _instance_matrix(instance: dict, arrays: dict) -> np.ndarray:
@@ -97,16 +94,16 @@ def _harmonic_keys(instance: dict, arrays: dict):
     return K, lw
 
 
-def _groups_entry(w: _Writer, prefix: str, cert) -> dict:
+def _groups_entry(w: dict, prefix: str, cert) -> dict:
     rows = np.asarray(cert.rows, dtype=np.int64).reshape(-1)
     groups = [np.asarray(g, dtype=np.int64).reshape(-1) for g in cert.groups]
     keys = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum([g.size for g in groups], dtype=np.int64)]).astype(np.int64)
-    return {"rows": w.add(f"{prefix}_rows", rows), "keys": w.add(f"{prefix}_keys", keys),
-            "offsets": w.add(f"{prefix}_offsets", offsets)}
+    return {"rows": _add(w, f"{prefix}_rows", rows), "keys": _add(w, f"{prefix}_keys", keys),
+            "offsets": _add(w, f"{prefix}_offsets", offsets)}
 
 
-def _lower_entry(w: _Writer, prefix: str, cert) -> dict:
+def _lower_entry(w: dict, prefix: str, cert) -> dict:
     kind = type(cert)
     if kind in (ClusterMassCertificate, NeumannCertificate):
         return {"kind": cert.kind, **_groups_entry(w, prefix, cert)}
@@ -115,17 +112,17 @@ def _lower_entry(w: _Writer, prefix: str, cert) -> dict:
         for part in ("rows", "cols"):
             idx = getattr(cert, part)
             if idx is not None:
-                entry[part] = w.add(f"{prefix}_{part}", np.asarray(idx, dtype=np.int64).reshape(-1))
+                entry[part] = _add(w, f"{prefix}_{part}", np.asarray(idx, dtype=np.int64).reshape(-1))
         return entry
     if kind is NormCertificate:
         return {"kind": "norm", "rank": int(cert.rank), "row": int(cert.row)}
     if kind is RightInverseCertificate:
-        return {"kind": "right-inverse", "rows": w.add(f"{prefix}_rows", np.asarray(cert.rows, dtype=np.int64)),
-                "X": w.add(f"{prefix}_X", np.asarray(cert.X, dtype=np.float64))}
+        return {"kind": "right-inverse", "rows": _add(w, f"{prefix}_rows", np.asarray(cert.rows, dtype=np.int64)),
+                "X": _add(w, f"{prefix}_X", np.asarray(cert.X, dtype=np.float64))}
     raise TypeError(f"no file format for a lower certificate of type {kind.__name__}")
 
 
-def _upper_entry(w: _Writer, prefix: str, cert, A: np.ndarray, eps: float, harmonic, bases: dict,
+def _upper_entry(w: dict, prefix: str, cert, A: np.ndarray, eps: float, harmonic, bases: dict,
                  factors: str) -> dict:
     if type(cert) not in (SubspaceCertificate, HarmonicCertificate):
         raise TypeError(f"no file format for an upper certificate of type {type(cert).__name__}")
@@ -143,7 +140,7 @@ def _upper_entry(w: _Writer, prefix: str, cert, A: np.ndarray, eps: float, harmo
                 L32.astype(np.float64), R32.astype(np.float64)).certified_rank(A, eps) == cert.rank:
             L, R, dtype = L32, R32, np.float32
     return {"kind": "subspace", "source": str(cert.source), "factors_dtype": np.dtype(dtype).name,
-            "L": w.add(f"{prefix}_L", L), "R": w.add(f"{prefix}_R", R)}
+            "L": _add(w, f"{prefix}_L", L), "R": _add(w, f"{prefix}_R", R)}
 
 
 def _harmonic_certificate(A, keys, degree: int, bases: dict) -> HarmonicCertificate:
@@ -180,27 +177,27 @@ def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weig
         raise TypeError("brackets must be a RankBracket or a non-empty sequence of them")
     if factors not in ("float32", "float64"):
         raise ValueError(f"factors must be 'float32' or 'float64', got {factors!r}")
-    w = _Writer()
+    w: dict = {}
     if (A is None) == (Q is None):
         raise ValueError("give either the matrix A or the recipe Q (with beta, optional K, log_weights)")
     if A is not None:
         if K is not None or beta is not None or log_weights is not None:
             raise ValueError("K, beta and log_weights belong to the recipe; with A give none of them")
-        instance = {"kind": "matrix", "A": w.add("A", real_matrix("A", A))}
+        instance = {"kind": "matrix", "A": _add(w, "A", real_matrix("A", A))}
     else:
         if beta is None:
             raise ValueError("the recipe needs beta")
         Qm = real_matrix("Q", Q)
         Km = None if K is None else real_matrix("K", K)
         m = Qm.shape[0] if Km is None else Km.shape[0]
-        instance = {"kind": "attention", "Q": w.add("Q", Qm), "K": None if Km is None else w.add("K", Km),
+        instance = {"kind": "attention", "Q": _add(w, "Q", Qm), "K": None if Km is None else _add(w, "K", Km),
                     "beta": finite_nonnegative("beta", beta),
                     "log_weights": None if log_weights is None else
-                    w.add("log_weights", _check_log_weights(log_weights, m))}
-    Am = _instance_matrix(instance, w.arrays)
+                    _add(w, "log_weights", _check_log_weights(log_weights, m))}
+    Am = _instance_matrix(instance, w)
     n, m = Am.shape
     instance.update(n=int(n), m=int(m))
-    harmonic = _harmonic_keys(instance, w.arrays)
+    harmonic = _harmonic_keys(instance, w)
     bases: dict = {}
     entries = []
     for t, b in enumerate(brackets):
@@ -215,14 +212,14 @@ def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weig
     header = {"format": FORMAT, "version": VERSION, "package": "attnrank_lite",
               "package_version": _package_version(), "instance": instance, "brackets": entries,
               "arrays": {name: {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": _sha256(a)}
-                         for name, a in w.arrays.items()}}
+                         for name, a in w.items()}}
     blob = np.frombuffer(json.dumps(header, allow_nan=False, sort_keys=True).encode("utf-8"), dtype=np.uint8)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".cert-", suffix=".npz", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, header=blob, **w.arrays)
+            np.savez_compressed(fh, header=blob, **w)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -109,15 +109,16 @@ class HarmonicBasis:
         if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 0:
             raise ValueError(f"degree L must be an integer >= 0, got {L!r}")
         while self.degree < L:
-            self._grow()
-
-    def _grow(self) -> None:
-        d, m = self.d, self.m
-        k0 = self._k
-        if k0 >= m:  # the whole space R^m is spanned: nothing new
+            k0 = self._k
+            if k0 < self.m:  # else the whole space R^m is spanned: nothing new
+                self._grow(k0)
+            self._prev_block = (k0, self._k)
             self.degree += 1
-            self._counts.append(k0)
-            return
+            self._counts.append(self._k)
+
+    def _grow(self, k0: int) -> None:
+        """Append the next degree's new directions to the basis (none when the last degree added none)."""
+        d, m = self.d, self.m
         X = self.K
         lo, hi = self._prev_block
         if not self.deficient:
@@ -137,9 +138,6 @@ class HarmonicBasis:
             P = self._buf[:, lo:hi]
             C = np.asfortranarray(np.concatenate([X[:, k:k + 1] * P for k in range(d)], axis=1))
         if C.shape[1] == 0:  # the last degree added no direction: no later degree adds one
-            self._prev_block = (k0, k0)
-            self.degree += 1
-            self._counts.append(k0)
             return
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
@@ -178,9 +176,6 @@ class HarmonicBasis:
             self._store(Qb)
             self.deficient = True
             self._prev = []
-        self._prev_block = (k0, self._k)
-        self.degree += 1
-        self._counts.append(self._k)
 
 
 @dataclass

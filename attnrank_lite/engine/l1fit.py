@@ -40,15 +40,11 @@ class L1Fit:
     ----------
     C : ndarray, shape (n, k)
         ``B = C @ V.T``; per row the better of the ADMM iterate and the projection ``A V``.
-    errors, rounding : ndarray, shape (n,)
-        :math:`\sum_j |A - CV^\top|_{ij}` recomputed, and a proven bound on its rounding error.
-    projected : ndarray, shape (n,)
-        The errors of the projection ``C = A V``.
-    lower : ndarray, shape (n,)
-        Dual lower bounds on each row's best l1 fit (0 where never computed).
+    errors, rounding, projected, lower : ndarray, shape (n,)
+        Row errors recomputed, a proven bound on their rounding, the projection's errors, dual lower
+        bounds on each row's best l1 fit (0 where never computed).
     status : str
-        ``"ok"`` (every row within ``target``, or no target), ``"fail"`` (a dual bound exceeds it)
-        or ``"unknown"``.
+        ``"ok"`` (every row within ``target``, or none), ``"fail"`` (a dual bound exceeds it), ``"unknown"``.
     steps : int
         Most iterations spent on a row."""
 
@@ -188,10 +184,6 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
     target : float, optional
         A row stops once its error is ``<= target``; with ``stop_on_fail`` the fit stops once some
         row's dual bound exceeds it.
-
-    Returns
-    -------
-    L1Fit
 
     Examples
     --------

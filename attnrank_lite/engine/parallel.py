@@ -122,14 +122,12 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
         A module-level function (picklable by reference) returning plain data.
     tasks : sequence of tuple
     executor : concurrent.futures.Executor, optional
-        ``None``: a plain loop in this process.
     need : callable, optional
         ``need(*t) -> (bytes, what)``, checked against ``limit`` (default
         :func:`executor_memory_limit`) before anything runs (else :class:`TaskTooLarge`).
     on_done : callable, optional
         ``on_done(i, result)`` here as each task finishes (completion order).
     desc : str
-        Progress-bar label.
     label : callable
         ``label(t)`` names a task in the memory message.
     cost : callable, optional
