@@ -105,8 +105,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class CostLimits:
-    """The cost limits of the best-of rule, defaults from the module constants (entries are
-    ``n * m``; see :data:`DENSE_LIMIT` and the constants after it)."""
+    """The cost limits of the best-of rule (defaults: :data:`DENSE_LIMIT` and the constants after it)."""
 
     dense: int = DENSE_LIMIT
     materialise: int = MATERIALISE_LIMIT
@@ -224,8 +223,7 @@ CENTRE_ROWS_LIMIT = 2**23
 
 
 class _RowCache:
-    """``rows(idx)`` of a row source, keeping the rows generated (the Neumann search asks for the same
-    centres on every try), up to :data:`CENTRE_ROWS_LIMIT` entries."""
+    """``rows(idx)`` of a row source, keeping the rows generated, up to :data:`CENTRE_ROWS_LIMIT` entries."""
 
     def __init__(self, source: RowSource):
         self.source, self.kept = source, {}
@@ -289,8 +287,7 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _harmonic_family(plan: Plan, eps_values, lowers, uppers=None) -> list:
-    """Harmonic certificates (:ref:`thm-sphere-upper`; keys on the sphere) of all levels below 1, in
-    shared passes; computed once per plan (the randomized SVD family reads them to size its sketch)."""
+    """Harmonic certificates (:ref:`thm-sphere-upper`) of all levels below 1, once per plan."""
     if plan.harmonic is None:
         out = [None] * len(eps_values)
         # below about 1e-14 the search target is <= 0, which no floating residual meets: those
@@ -360,10 +357,9 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
 
 
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
-    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed
-    source, and on a stored matrix of the randomized path whose doubling family was unaffordable,
-    so that the l1 family gets an SVD subspace. With ``effort="auto"``
-    only where :func:`_streamed_svd_estimates` finds it worth its cost."""
+    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed source,
+    and on a stored matrix whose doubling randomized family was unaffordable (so that the l1 family gets
+    an SVD subspace); with ``effort="auto"`` only where :func:`_streamed_svd_estimates` finds it worth it."""
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
@@ -385,8 +381,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _l1_bases(plan: Plan, hi: int) -> list:
-    """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V),
-    for l1 searches of ranks ``<= hi``."""
+    """The nested subspaces the other upper families built, as ``(V, source)``, for ranks ``<= hi``."""
     bases = []
     if plan.dense_svd is not None:
         bases.append((plan.dense_svd[2].T, "dense SVD"))
@@ -413,8 +408,7 @@ def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
 
 
 def _l1_block(src: RowSource) -> int:
-    """Rows per ADMM block: about six block x m arrays live at once, kept to 2^22 entries each
-    (32 MiB), so the family adds at most about 200 MiB besides its coefficients (n x upper)."""
+    """Rows per ADMM block: about six block x m arrays live at once, each kept to 2^22 entries."""
     return max(1, min(src.block, 512, 2**22 // max(src.m, 1)))
 
 

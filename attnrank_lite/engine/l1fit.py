@@ -102,7 +102,6 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
     Z = A_a - C[act] @ V.T
     U = np.zeros_like(Z)
     rho = 1.0 / np.maximum(np.abs(Z).mean(axis=1, keepdims=True), np.finfo(float).tiny)
-    used = 0
     t = 0
     while act.size and t < steps:
         t += 1
@@ -118,14 +117,13 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
         np.maximum(Z, 0.0, out=Z)
         Z *= np.sign(R)
         np.subtract(R, Z, out=U)
-        used = t
         # rows that reached the target stop at once (no products needed to know it)
         stop = best[act] <= target if target is not None else np.zeros(act.size, dtype=bool)
         if t % CHECK_EVERY == 0 or t == steps:
             lb = _dual_bound(A_a, U, rho, V)
             lower[act] = np.maximum(lower[act], np.where(np.isfinite(lb), lb, 0.0))
             if target is not None and stop_on_fail and np.any(lower[act] > target):
-                return C, proj, lower, "fail", used
+                return C, proj, lower, "fail", t
             if gap is not None:
                 stop |= best[act] - lower[act] <= gap * best[act]
         elif stop.sum() < max(1, act.size // 8) or stop.all():
@@ -135,13 +133,9 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
         if stop.any():
             keep = ~stop
             act, A_a, Z, U, rho = act[keep], A_a[keep], Z[keep], U[keep], rho[keep]
-    return C, proj, lower, _status(best, lower, target), used
-
-
-def _status(best, lower, target) -> str:
     if target is None or np.all(best <= target):
-        return "ok"
-    return "fail" if np.any(lower > target) else "unknown"
+        return C, proj, lower, "ok", t
+    return C, proj, lower, "fail" if np.any(lower > target) else "unknown", t
 
 
 def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,

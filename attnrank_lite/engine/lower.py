@@ -103,14 +103,12 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     cert = ClusterMassCertificate(rows=rows, groups=groups)
     # exact check; dropping a failing row only lowers the others' off-diagonal mass
     while cert.rank and not cert.verify(A, eps):
-        bad = cert.defects(A) >= 1 - eps - cert.margins(A)
+        defects = cert.defects(A)
+        bad = defects >= 1 - eps - cert.margins(A)
         if not bad.any():
-            bad[np.argmax(cert.defects(A))] = True
-        keep = ~bad
-        cert = ClusterMassCertificate(
-            rows=[r for r, k in zip(cert.rows, keep) if k],
-            groups=[g for g, k in zip(cert.groups, keep) if k],
-        )
+            bad[np.argmax(defects)] = True
+        keep = np.flatnonzero(~bad)
+        cert = ClusterMassCertificate(rows=[cert.rows[i] for i in keep], groups=[cert.groups[i] for i in keep])
     return cert
 
 

@@ -118,7 +118,6 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     Parameters
     ----------
     source : RowSource
-        ``A``, stored or streamed.
     V : ndarray, shape (m, K)
     cuts : sequence of int
         Allowed ranks, increasing, the last ``<= K``; those ``<= lo`` (a rank known to fail) skipped.
@@ -126,7 +125,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     sample, max_rounds : int
         Rows of the first sample; sample rounds before the bisection fallback.
     sample_errors : dict, optional
-        ``{cut: max row error on the default sample}`` already computed (first phase skipped).
+        ``{cut: max row error on the default sample}`` already computed.
 
     Returns
     -------

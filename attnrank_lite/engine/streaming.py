@@ -42,7 +42,6 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     Parameters
     ----------
     Q : array_like, shape (n, d)
-        Queries (any finite points).
     beta, eps : float
     K : array_like, shape (m, d), optional
         Keys on the unit sphere; default ``K = Q``.
@@ -52,7 +51,6 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     svd : {"auto", True, False}
         The streamed SVD family; ``"auto"``: when ``n * m`` is within ``CostLimits.streamed_svd``.
     block : int
-        Rows per generated block (memory about ``4 * block * m * 8`` bytes).
     effort : {"auto", "max"}
         As in :func:`~attnrank_lite.engine.bracket.rank_bracket`.
 
