@@ -10,6 +10,7 @@ one-line :class:`CertificateFileError`."""
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import io
 import json
 import math
@@ -55,9 +56,7 @@ class CertificateFileError(ValueError):
 
 def _package_version() -> str:
     try:
-        from importlib.metadata import version
-
-        return version("attnrank-lite")
+        return importlib.metadata.version("attnrank-lite")
     except Exception:  # pragma: no cover - not installed
         return "unknown"
 
@@ -145,11 +144,9 @@ def _upper_entry(w: dict, prefix: str, cert, A: np.ndarray, eps: float, harmonic
 
 def _harmonic_certificate(A, keys, degree: int, bases: dict) -> HarmonicCertificate:
     """``B = (A V) V^T`` with ``V`` the engine's basis of degree ``<= degree`` on the keys."""
-    K, lw = keys
-    basis = bases.get("basis")
-    if basis is None:
-        basis = bases["basis"] = HarmonicBasis(K, lw)
-    V = basis.columns(degree)
+    if "basis" not in bases:
+        bases["basis"] = HarmonicBasis(*keys)
+    V = bases["basis"].columns(degree)
     return HarmonicCertificate(A @ V, np.ascontiguousarray(V.T), source=f"harmonic degree {degree}",
                                degree=degree)
 
@@ -170,9 +167,7 @@ def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weig
     Q, K, beta, log_weights : optional
     factors : {"float32", "float64"}
         float32 when the rounded factors still certify the same rank."""
-    if hasattr(brackets, "lower_certificate"):
-        brackets = [brackets]
-    brackets = list(brackets)
+    brackets = [brackets] if hasattr(brackets, "lower_certificate") else list(brackets)
     if not brackets or not all(type(b).__name__ == "RankBracket" for b in brackets):
         raise TypeError("brackets must be a RankBracket or a non-empty sequence of them")
     if factors not in ("float32", "float64"):

@@ -250,15 +250,12 @@ def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
         vn = np.sqrt(np.einsum("ij,ij->i", Vt, Vt)) * up
         e = (fro_E + gamma(r + 3) * (fro_S + float(np.sum(abs_s * un * vn)) * up)
              + r * _ETA * math.sqrt(p * q)) * up
-        GU = U.T @ U
-        GU[np.diag_indices(r)] -= 1.0
-        GV = Vt @ Vt.T
-        GV[np.diag_indices(r)] -= 1.0
-        gU = (math.sqrt(float(np.einsum("ij,ij->", GU, GU))) * up
-              + gamma(p + 1) * float(np.sum(un * un)) * up + r * r * p * _ETA) * up
-        gV = (math.sqrt(float(np.einsum("ij,ij->", GV, GV))) * up
-              + gamma(q + 1) * float(np.sum(vn * vn)) * up + r * r * q * _ETA) * up
-        c = math.sqrt((1.0 + gU) * (1.0 + gV)) * up
+
+        def gram_bound(G, norms, dim):  # bounds ||G - I||_F for the exact Gram matrix, G computed
+            G[np.diag_indices(r)] -= 1.0
+            return (math.sqrt(float(np.einsum("ij,ij->", G, G))) * up
+                    + gamma(dim + 1) * float(np.sum(norms * norms)) * up + r * r * dim * _ETA) * up
+        c = math.sqrt((1.0 + gram_bound(U.T @ U, un, p)) * (1.0 + gram_bound(Vt @ Vt.T, vn, q))) * up
         sig = (c * abs_s + e) * up
         head = np.concatenate([[0.0], np.cumsum(sig * sig)]) * (1.0 + gamma(r + 4))
         F_low = float(np.einsum("ij,ij->", S, S)) * (1.0 - gamma(p * q + p + q + 16)) - p * q * _ETA

@@ -217,10 +217,8 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
             Vn = basis._buf[:, prev:c]
             E -= (As @ Vn) @ Vn.T
             prev = c
-        if prev > lo or prev >= m or L >= L_cap:  # cuts <= lo are known to fail: not evaluated
-            errs[prev] = float(np.abs(E).sum(axis=1).max())
-        else:
-            errs[prev] = float("inf")
+        evaluated = prev > lo or prev >= m or L >= L_cap  # cuts <= lo are known to fail
+        errs[prev] = float(np.abs(E).sum(axis=1).max()) if evaluated else float("inf")
     del E, As
     while True:
         cuts = [basis.dimension(L) for L in range(L_max + 1)]
@@ -230,17 +228,10 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
             break
         L_max = min(L_cap, L_max + 2)  # rare: the full check failed at every cut; more degrees
         errs = None
-    out = []
-    for res in found:
-        if res is None:
-            out.append(None)
-            continue
-        k, Lfac = res
-        deg = cuts.index(k)
-        # R is a view of the basis (no copy): the basis is only ever appended to
-        out.append(HarmonicCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}",
-                                       degree=deg))
-    return out
+    degrees = [None if f is None else cuts.index(f[0]) for f in found]
+    # R is a view of the basis (no copy): the basis is only ever appended to
+    return [None if f is None else HarmonicCertificate(f[1], basis.columns(L).T, source=f"harmonic degree {L}",
+                                                       degree=L) for f, L in zip(found, degrees)]
 
 
 def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | None = None,

@@ -177,15 +177,7 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
         A row stops once within ``gap`` (relative) of its dual lower bound.
     target : float, optional
         A row stops once its error is ``<= target``; with ``stop_on_fail`` the fit stops once some
-        row's dual bound exceeds it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]) / np.array([[1], [1], [2]])
-    >>> fit = l1_fit(A, np.array([[1.0], [0.0]]))
-    >>> fit.max_error, fit.max_projected
-    (1.0, 1.0)"""
+        row's dual bound exceeds it."""
     A = real_matrix("A", A)
     return l1_fit_rows(lambda idx: A[idx[0]:idx[-1] + 1], A.shape[0], V, steps=steps, gap=gap,
                        target=target, stop_on_fail=stop_on_fail, block=block)

@@ -143,24 +143,21 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
                         f"task {label(t)} needs about {format_bytes(b)} for {what}, more than the "
                         f"{format_bytes(limit[0])} memory limit of the smallest worker ({limit[1]}); "
                         "give the workers more memory or lower n/beta")
+    futures = {}
     if executor is None:
-        out = []
-        for i, t in enumerate(progress(tasks, desc=desc, total=len(tasks))):
-            out.append(fn(*t))
-            if on_done is not None:
-                on_done(i, out[-1])
-        return out
-    order = range(len(tasks))
-    if cost is not None:
-        order = sorted(order, key=lambda i: -cost(*tasks[i]))  # stable: ties keep task order
-    futures = {executor.submit(fn, *tasks[i]): i for i in order}
+        done = ((i, fn(*t)) for i, t in enumerate(tasks))
+    else:
+        order = range(len(tasks))
+        if cost is not None:
+            order = sorted(order, key=lambda i: -cost(*tasks[i]))  # stable: ties keep task order
+        futures = {executor.submit(fn, *tasks[i]): i for i in order}
+        done = ((futures[fut], fut.result()) for fut in as_completed(futures))
     out = [None] * len(tasks)
     try:
-        for fut in progress(as_completed(futures), desc=desc, total=len(tasks)):
-            i = futures[fut]
-            out[i] = fut.result()
+        for i, result in progress(done, desc=desc, total=len(tasks)):
+            out[i] = result
             if on_done is not None:
-                on_done(i, out[i])
+                on_done(i, result)
     except BaseException:
         for fut in futures:
             fut.cancel()

@@ -23,19 +23,17 @@ def cholesky_qr2(C: np.ndarray, tiny: float):
     factorisation fails or some :math:`|R_{jj}|` is at most ``tiny`` (use Householder QR then)."""
     if C.shape[1] == 0:
         return None, None
-    try:
-        Lc = np.linalg.cholesky(C.T @ C)
-    except np.linalg.LinAlgError:
-        return None, None
-    diag = np.abs(np.diag(Lc))
-    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
-        return None, None
-    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
-    try:
-        L2 = np.linalg.cholesky(Q.T @ Q)
-    except np.linalg.LinAlgError:
-        return None, None
-    Q = Q @ np.linalg.inv(L2).T
+    Q, diag = C, None
+    for _ in range(2):
+        try:
+            Lc = np.linalg.cholesky(Q.T @ Q)
+        except np.linalg.LinAlgError:
+            return None, None
+        if diag is None:
+            diag = np.abs(np.diag(Lc))
+            if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
+                return None, None
+        Q = Q @ np.linalg.inv(Lc).T  # Q R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
     return np.asfortranarray(Q), diag
 
 

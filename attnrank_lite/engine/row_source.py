@@ -53,20 +53,13 @@ class RowSource:
             raise ValueError("log_weights must have at least one finite entry")
         if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
             raise ValueError(f"block must be a positive integer, got {block!r}")
-
         if K.shape[0] == 0:
             raise ValueError("softmax attention needs at least one key (K has 0 rows)")
-
         # checked once here; unless beta <q, k> could overflow, the blocks are not checked again
         bound = beta * float(np.linalg.norm(Q, axis=1).max(initial=0.0)) * float(np.linalg.norm(K, axis=1).max())
-        if np.isfinite(bound) and bound < 1e300:
-            def rows(idx):
-                return attention_rows(Q[idx], K, beta, lw)
-        else:
-            def rows(idx):
-                return softmax_attention(Q[idx], K, beta, lw)
-
-        return cls(Q.shape[0], K.shape[0], rows, block=int(block), points=(Q, K, beta, lw))
+        kernel = attention_rows if np.isfinite(bound) and bound < 1e300 else softmax_attention
+        return cls(Q.shape[0], K.shape[0], lambda idx: kernel(Q[idx], K, beta, lw), block=int(block),
+                   points=(Q, K, beta, lw))
 
     def blocks(self):
         """``(slice, rows)`` for consecutive blocks of ``block`` rows covering ``0..n-1``."""
