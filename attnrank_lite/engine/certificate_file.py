@@ -11,8 +11,7 @@ __all__ = ["CertificateFileError", "FileVerdict", "load_brackets", "load_bracket
 
 
 def load_brackets(path, **limits) -> tuple[CertificateFile, list[RankBracket]]:
-    """The file (checked structure) and its brackets as :class:`RankBracket` objects, not verified
-    (a harmonic certificate's factors are rebuilt from the recipe's keys, computing ``A``)."""
+    """The file (checked structure) and its brackets, not verified (harmonic factors rebuilt)."""
     cf = read_certificate_file(path, **limits)
     return cf, [RankBracket(eps=eps, lower_certificate=low, upper_certificate=up)
                 for eps, low, up in file_certificates(cf)]

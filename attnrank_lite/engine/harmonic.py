@@ -32,23 +32,15 @@ _DEP_TOL = 1e-9
 
 class HarmonicBasis:
     r"""Orthonormal basis of the polynomials of degree ``<= L`` restricted to keys on the sphere, grown
-    lazily degree by degree; columns ordered by degree (``columns(L)`` is a prefix), independent of
-    ``beta``.
+    lazily degree by degree (``degree`` the highest built; ``deficient`` whether some degree had fewer
+    independent columns than :math:`N(d, \ell)`); ``columns(L)`` is a prefix, independent of ``beta``.
 
     Parameters
     ----------
     K : array_like, shape (m, d)
-        Keys on :math:`S^{d-1}` (``| |k_j| - 1 | <= 1e-8``), ``d >= 2``.
+        Keys on :math:`S^{d-1}` (within :data:`SPHERE_TOL`), ``d >= 2``.
     log_weights : array_like, shape (m,), optional
-        The basis then spans :math:`w_j p(k_j)`, where the rows
-        :math:`A_{ij} \propto w_j e^{\beta\langle q_i, k_j\rangle}` live.
-
-    Attributes
-    ----------
-    degree : int
-        Highest degree built so far.
-    deficient : bool
-        Whether some degree had fewer independent columns than :math:`N(d, \ell)`."""
+        The basis then spans :math:`w_j p(k_j)`, where the rows of ``A`` live."""
 
     def __init__(self, K, log_weights=None):
         K = real_matrix("K", K)
@@ -180,19 +172,17 @@ class HarmonicBasis:
 
 @dataclass
 class HarmonicCertificate(SubspaceCertificate):
-    """A subspace certificate ``B = (A V_L) V_L^T``, ``V_L`` spanning the polynomials of degree
-    ``<= L`` on the keys (:ref:`thm-sphere-upper`); ``degree`` is ``L``, for the reader (``verify``
-    checks the factorisation only)."""
+    """A subspace certificate ``B = (A V_L) V_L^T``, ``V_L`` the basis of degree ``<= L``; ``degree``
+    is ``L``, for the reader (``verify`` checks the factorisation only)."""
 
     degree: int = 0
 
 
 def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
                     L_cap: int = 400):
-    """Harmonic certificates of the smallest degree found, one per eps (shared passes): the degree
-    grows until the sample rows meet the smallest eps, then
-    :func:`~attnrank_lite.engine.nested.nested_family_search` certifies over the cuts
-    ``N(d, <= L)``; each a :class:`HarmonicCertificate` (source ``"harmonic degree L"``) or ``None``."""
+    """Harmonic certificates of the smallest degree found, one per eps (``None``: none): the degree
+    grows until the sample rows meet the smallest eps, then the nested search certifies over the cuts
+    ``N(d, <= L)``."""
     eps_list = [float(e) for e in eps_values]
     m = basis.m
     if source.m != m:
@@ -236,9 +226,8 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
 
 def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | None = None,
                          log_weights=None):
-    """Harmonic upper certificate for a stored ``A`` (n, m) whose keys are the points ``K`` (m, d) on
-    the unit sphere; ``lo`` a rank known to fail, ``basis`` a basis of the same keys to reuse.
-    ``None`` when no degree up to the basis saturation meets ``eps``."""
+    """Harmonic upper certificate for a stored ``A`` whose keys ``K`` lie on the unit sphere (``lo`` a
+    rank known to fail, ``basis`` one of the same keys); ``None`` when no degree meets ``eps``."""
     A = real_matrix("A", A)
     basis = HarmonicBasis(K, log_weights) if basis is None else basis
     if basis.m != A.shape[1]:

@@ -140,8 +140,7 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
 
 def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
                 stop_on_fail: bool = False, block: int = 512) -> L1Fit:
-    """:func:`l1_fit` on the row blocks ``rows(idx)`` (``A[idx]``) of an ``n``-row matrix that need not
-    be stored; the other parameters as in :func:`l1_fit`."""
+    """:func:`l1_fit` on the row blocks ``rows(idx)`` (``A[idx]``) of an ``n``-row matrix not stored."""
     V = _orthonormal(V)
     m, k = V.shape
     C = np.zeros((n, k))
@@ -257,11 +256,7 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
     """Best of the projected and the l1-fitted certificates over one nested family of ``A`` (shape
     (n, m)): ``V`` (orthonormal, nested) or the top right-singular vectors (from ``svd`` or a dense
     SVD). The projected certificate bounds the l1 search from above; ``lo`` is a rank known to fail.
-
-    Returns
-    -------
-    SubspaceCertificate
-        Verified on ``A``; the l1-fitted one when it certifies a smaller rank."""
+    Returns a certificate verified on ``A``, the l1-fitted one when it certifies a smaller rank."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     if V is None:

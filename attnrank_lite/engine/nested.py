@@ -68,8 +68,7 @@ class _Family:
         return errors
 
     def _errors_from(self, residual: np.ndarray, left: np.ndarray, done: int, indices) -> list[float]:
-        """Errors at the cut indices (increasing), updating ``residual`` (the residual at ``done``
-        columns) in place."""
+        """Errors at the cut indices (increasing), updating ``residual`` (at ``done`` columns) in place."""
         out = []
         for i in indices:
             cut = self.cuts[i]
@@ -79,8 +78,7 @@ class _Family:
         return out
 
     def full_check(self, checked: list[int]):
-        """One pass over ``A``: ``L = A V_top`` and, per cut index in ``checked``, each row's
-        error plus its proven rounding margin."""
+        """One pass over ``A``: ``L = A V_top`` and, per cut index checked, each row's error plus margin."""
         source, V, cuts = self.source, self.V, self.cuts
         n, m = source.n, source.m
         top = cuts[max(checked)]
@@ -185,8 +183,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
 
 
 def _note_top(bounds, left, top, eps_list, failed, passing, found) -> None:
-    """Record the top cut as the passing member of every level whose candidate failed, when
-    ``bounds`` holds it and it meets that level."""
+    """Record the top cut, when checked, as the passing member of the failed levels it meets."""
     if top not in bounds:
         return
     for e, eps in enumerate(eps_list):

@@ -36,8 +36,7 @@ class TaskTooLarge(ValueError):
 
 
 class SchedulerUnreachable(OSError):
-    """No Dask scheduler answered at the address within :data:`CONNECT_TIMEOUT_S` (or what answered
-    is not one)."""
+    """No Dask scheduler answered at the address within :data:`CONNECT_TIMEOUT_S`."""
 
 
 def check_scheduler_address(address: str) -> str:
@@ -57,8 +56,7 @@ def check_scheduler_address(address: str) -> str:
 
 
 def max_local_workers() -> int:
-    """Most local worker processes this machine can start: at most its cores, and at most
-    what its available memory holds at :data:`WORKER_BASE_BYTES` each (at least 1)."""
+    """Most local workers: at most the cores and the available memory at :data:`WORKER_BASE_BYTES` each."""
     import psutil
 
     cores = os.cpu_count() or 1
@@ -195,8 +193,7 @@ def dask_executor(workers: int | None = None, scheduler: str | None = None, memo
 
 
 def executor_from_env(workers: int | None = None, scheduler: str | None = None):
-    """:func:`dask_executor` for ``workers`` / ``scheduler`` / ``$ATTNRANK_SCHEDULER``, else a
-    context yielding ``None`` (the sequential loop)."""
+    """:func:`dask_executor` for ``workers`` / ``scheduler`` / ``$ATTNRANK_SCHEDULER``, else ``None``."""
     scheduler = scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
     if workers is None and scheduler is None:
         return contextlib.nullcontext(None)

@@ -51,8 +51,7 @@ def orthonormalize(C: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RitzBasis:
-    """Result of :func:`randomized_range_finder`: ``V`` (m, l) orthonormal, by decreasing Ritz value;
-    ``AV`` (n, l) ``= A @ V``; ``sigma`` (l,) the Ritz values."""
+    """``V`` (m, l) orthonormal, by decreasing Ritz value ``sigma`` (l,), and ``AV`` (n, l) ``= A @ V``."""
 
     V: np.ndarray
     AV: np.ndarray

@@ -44,8 +44,7 @@ class RowSource:
 
     @classmethod
     def from_points(cls, Q, beta: float, *, K=None, log_weights=None, block: int = 512) -> RowSource:
-        r"""Rows of :math:`A = \mathrm{rowsoftmax}(\beta QK^\top + \mathbf 1\log w^\top)` computed
-        on demand (``K = None``: self-attention)."""
+        """Rows of the attention of ``Q`` on ``K`` (``None``: self-attention) computed on demand."""
         Q, K = query_key_pair(Q, K)
         beta = finite_nonnegative("beta", beta)
         lw = None if log_weights is None else _check_log_weights(log_weights, K.shape[0])

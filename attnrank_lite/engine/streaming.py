@@ -19,8 +19,7 @@ __all__ = ["point_bracket", "point_brackets"]
 def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
                    svd="auto", block: int = 512, limits: CostLimits | None = None,
                    effort: str = "auto") -> list[RankBracket]:
-    """:func:`point_bracket` at several eps (in their order), passes over ``A`` shared; ``limits``
-    overrides the :class:`~attnrank_lite.engine.assemble.CostLimits`."""
+    """:func:`point_bracket` at several eps (in their order), passes shared; ``limits``: the ``CostLimits``."""
     effort = check_effort(effort)
     Q, K = query_key_pair(Q, K)
     eps_list = [eps_value(e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64)).tolist()]
