@@ -200,17 +200,15 @@ def _norm(plan: Plan, eps: float):
         return NormCertificate(rank=0)
     i = int(np.argmax(mass))
     cert = NormCertificate(rank=1, row=i)
-    if plan.stored is not None:
-        return cert if cert.verify(plan.stored, eps) else NormCertificate(rank=0)
-    return cert if mass[i] * (1 - gamma(plan.source.m + 1)) > eps else NormCertificate(rank=0)
+    stored = plan.stored
+    holds = cert.verify(stored, eps) if stored is not None else mass[i] * (1 - gamma(plan.source.m + 1)) > eps
+    return cert if holds else NormCertificate(rank=0)
 
 
 def _neumann(plan: Plan, eps: float):
-    if plan.points is None:
+    if plan.points is None or (plan.stored is not None and (plan.stored < 0).any()):
         return None
     src = plan.source
-    if plan.stored is not None and (plan.stored < 0).any():
-        return None
     if plan.order is None:
         plan.order = _LazyOrder(plan.points, min(src.n, src.m))
         plan.centre_rows = src.rows if plan.stored is not None else _RowCache(src)

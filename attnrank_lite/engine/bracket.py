@@ -44,8 +44,7 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
 def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None,
                   limits=None, effort: str = "auto") -> list[RankBracket]:
     """Certified brackets of ``A`` at each of ``eps_values`` (in their order), as :func:`rank_bracket`
-    with one factorisation (dense SVD, or the randomized family built for the smallest eps) and one
-    submatrix spectrum shared by all levels; the other parameters as there."""
+    with the factorisations and spectra shared by all levels."""
     effort = check_effort(effort)
     A = real_matrix("A", A)
     if np.ndim(eps_values) == 0:

@@ -33,9 +33,8 @@ def load_bracket(path, eps: float | None = None, **limits) -> RankBracket:
 
 @dataclass(frozen=True)
 class FileVerdict:
-    """Outcome of :func:`verify_file`: ``ok``; ``line``, e.g. ``verified: 28 <= rank_0.25(A) <= 78,
-    n = 4096, kinds neumann/harmonic`` or what failed; ``failing``, ``""`` or e.g.
-    ``"bracket 0 (eps = 0.25): lower side (neumann)"``; ``n``, ``m``."""
+    """Outcome of :func:`verify_file`: ``ok``; ``line``, what was verified or what failed; ``failing``,
+    ``""`` or e.g. ``"bracket 0 (eps = 0.25): lower side (neumann)"``; ``n``, ``m``."""
 
     ok: bool
     line: str

@@ -230,10 +230,9 @@ SKIPPED_FILE = ".skipped"
 
 
 def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | None:
-    """:func:`save_brackets` to ``folder/stem.npz``, unless the folder's budget is spent: once the
-    ``.npz`` files under the folder add up to more than the bytes in its (or its parent's)
-    :data:`BUDGET_FILE`, the file is left out (the tables are the same either way) and a line is
-    added to :data:`SKIPPED_FILE`. Returns the path written, or None."""
+    """:func:`save_brackets` to ``folder/stem.npz`` and its path, unless the ``.npz`` files under the
+    folder exceed the bytes in its (or its parent's) :data:`BUDGET_FILE`: then None, and the stem is
+    added to :data:`SKIPPED_FILE`."""
     folder = os.fspath(folder)
     parent = os.path.dirname(os.path.abspath(folder))
     # the budget is the folder's own, or its parent's (sweeps write one subfolder per family)
@@ -296,10 +295,8 @@ def _member_header(fp, name: str):
 
 def read_certificate_file(path, *, max_array_bytes: int = MAX_ARRAY_BYTES,
                           max_total_bytes: int = MAX_TOTAL_BYTES) -> CertificateFile:
-    """Read and check a certificate file's structure (nothing is verified yet). Raises a one-line
-    :class:`CertificateFileError` (not a zip, truncated, bad names or dtypes, oversized arrays, a
-    malformed header, another version, arrays not matching the header's shapes, dtypes or sha256)
-    or ``OSError``."""
+    """Read and check a certificate file's structure (nothing is verified yet); a one-line
+    :class:`CertificateFileError` names what is refused."""
     path = os.fspath(path)
     with open(path, "rb") as fh:
         data = fh.read(max_total_bytes + MAX_HEADER_BYTES + 1)
@@ -551,11 +548,8 @@ def _upper_certificate(c: dict, arrays: dict, A: np.ndarray, keys, bases: dict):
 
 
 def file_certificates(cf: CertificateFile, A: np.ndarray | None = None) -> list[tuple[float, object, object]]:
-    """``(eps, lower certificate, upper certificate)`` of each bracket of a checked file.
-
-    A harmonic certificate's factors are rebuilt from the recipe's keys (this computes ``A``);
-    nothing is verified here. ``A``: the instance's matrix if already built.
-    """
+    """``(eps, lower certificate, upper certificate)`` of each bracket of a checked file, not verified;
+    harmonic factors are rebuilt from the recipe's keys and ``A`` (computed unless given)."""
     keys = _harmonic_keys(cf.instance, cf.arrays)
     bases: dict = {}
     out = []

@@ -81,16 +81,10 @@ def _plain(x) -> np.ndarray:
 
 @dataclass
 class GroupedLowerCertificate(LowerCertificate):
-    r"""Lower certificate stored as rows :math:`i_1..i_k` and pairwise disjoint key groups :math:`G_b`.
-
-    The groups define :math:`G \in \{0,1\}^{m\times k}` (:math:`\|G\|_{\infty\to\infty} \le 1`) and
-    :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`; each subclass states its condition
-    on ``M`` proving :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``).
-
-    Attributes
-    ----------
-    rows : list of int, length k
-    groups : list of list of int, length k"""
+    r"""Lower certificate stored as ``rows`` :math:`i_1..i_k` and pairwise disjoint key ``groups``
+    :math:`G_b` (lists of int): with :math:`G \in \{0,1\}^{m\times k}` (:math:`\|G\|_{\infty\to\infty}
+    \le 1`) and :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`, each subclass states its
+    condition on ``M`` proving :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``)."""
 
     rows: list = field(default_factory=list)
     groups: list = field(default_factory=list)

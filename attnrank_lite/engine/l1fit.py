@@ -187,12 +187,11 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     """Smallest k in ``(lo, hi]`` (``hi`` default ``l``) whose l1-fitted rows in ``V[:, :k]`` meet
     ``eps``, as a certificate ``B = C V_k^T`` (``None`` if none was accepted).
 
-    Bisection over k on a sample of ``sample`` rows (a sample row whose dual bound exceeds eps
-    refutes k); the smallest k the sample accepts is fitted on all rows ``rows(idx)`` (``n`` rows,
-    ``V`` (m, l) orthonormal and nested), and on failure its worst rows join the sample and the
-    search continues above. A rank is accepted only when every row's error plus twice its proven
-    rounding bound is ``<= eps`` (what ``verify`` accepts without exact arithmetic). ``source`` (or
-    ``source(k)``) names the family: the certificate's source is ``"l1 fit in <name>"``."""
+    Bisection over k on a sample of rows (a sample row whose dual bound exceeds eps refutes k); the
+    smallest k the sample accepts is fitted on all ``n`` rows ``rows(idx)``, and on failure its worst
+    rows join the sample and the search continues above. A rank is accepted only when every row's
+    error plus twice its proven rounding bound is ``<= eps``. ``source`` (or ``source(k)``) names the
+    family."""
     V = _orthonormal(V)
     eps = eps_value(eps)
     target = search_target(eps)
