@@ -6,10 +6,9 @@
 which :class:`CostLimits`. A later family replaces an end only when strictly better (ties keep the
 earlier one); every certificate verifies on ``A``; the brackets returned are frozen.
 
-**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits (the chapters'
-tables). ``"auto"`` runs the streamed SVD and l1 families only where their :class:`Estimate`
-promises :data:`AUTO_RATE` of the upper end per form-A of cost, and one rank
-(:func:`_plateau_gain`, :func:`_l1_worth`).
+**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits; ``"auto"`` runs the
+streamed SVD and l1 families only where their :class:`Estimate` promises :data:`AUTO_RATE` of the
+upper end per form-A of cost, and one rank.
 
 **Extension points.** A lower family is ``family(plan, eps) -> LowerCertificate | None`` (levels in
 increasing order), an upper family ``family(plan, eps_values, lowers, uppers) -> list`` of one

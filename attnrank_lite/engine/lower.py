@@ -63,9 +63,8 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
 
     A row of mass :math:`s_i` putting more than :math:`(s_i+\varepsilon)/2` on a private key group
     meets the condition whatever the other groups are. Rows by increasing core size: a first pass
-    accepts rows whose core is unused, a second builds groups from the largest unused keys. Cost
-    :math:`O(nm\log m)`. Returns a :class:`ClusterMassCertificate` verified on ``A`` (empty for
-    ``eps >= 1``)."""
+    accepts rows whose core is unused, a second builds groups from the largest unused keys; the
+    certificate is verified on ``A`` (empty for ``eps >= 1``)."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     n, m = A.shape

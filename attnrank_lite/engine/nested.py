@@ -111,7 +111,8 @@ class _Family:
 
 def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, lo: int = 0,
                          sample: int = SAMPLE_ROWS, max_rounds: int = MAX_ROUNDS, sample_errors=None):
-    """Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps.
+    """Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps: per eps ``(k, L)``,
+    ``k`` a cut and ``L = A V_k`` (n, k) with every row error plus margin ``<= eps``, or ``None``.
 
     Parameters
     ----------
@@ -123,13 +124,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     sample, max_rounds : int
         Rows of the first sample; sample rounds before the bisection fallback.
     sample_errors : dict, optional
-        ``{cut: max row error on the default sample}`` already computed.
-
-    Returns
-    -------
-    list of (k, L) or None, one per eps
-        ``k`` a cut and ``L = A V_k`` (n, k), every row error plus margin ``<= eps``; ``None``
-        when even the last cut fails."""
+        ``{cut: max row error on the default sample}`` already computed."""
     cuts = [int(c) for c in cuts if c > lo]
     eps_list = [float(e) for e in eps_values]
     if not cuts:

@@ -112,7 +112,8 @@ def executor_memory_limit(executor) -> tuple[float, str] | None:
 
 def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=None, on_done=None,
               desc: str = "", label=repr, cost=None) -> list:
-    """``[fn(*t) for t in tasks]``, sequentially or on ``executor``, in submission order.
+    """``[fn(*t) for t in tasks]``, sequentially (``executor=None``) or on ``executor``, in submission
+    order, with a progress bar labelled ``desc``.
 
     Parameters
     ----------

@@ -36,7 +36,8 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
 def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
                   svd="auto", block: int = 512, effort: str = "auto") -> RankBracket:
     r"""Certified bracket on :math:`\mathrm{rank}_\varepsilon(A)`, ``A`` the attention of ``Q`` on ``K``,
-    computed from the points without storing ``A``.
+    computed from the points without storing ``A``; ``verify(softmax_attention(Q, K, beta,
+    log_weights), eps)`` rechecks it.
 
     Parameters
     ----------
@@ -52,11 +53,6 @@ def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis
     block : int
     effort : {"auto", "max"}
         As in :func:`~attnrank_lite.engine.bracket.rank_bracket`.
-
-    Returns
-    -------
-    RankBracket
-        Rechecked by ``verify(softmax_attention(Q, K, beta, log_weights), eps)``.
 
     Examples
     --------
