@@ -1,34 +1,18 @@
-"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`.
+"""The one bracket assembler: the best-of rule over a :class:`~attnrank_lite.engine.row_source.RowSource`
+(SPEC section 2; chapter 1, :ref:`Certificates <sec-bracket-certificates>`).
 
-:func:`~attnrank_lite.engine.bracket.rank_brackets`, :func:`~attnrank_lite.engine.streaming.point_brackets`
-and every sweep call :func:`assemble_brackets`; :func:`best_of` is the one place that says which
-certificate families run, in what order and under which :class:`CostLimits`. A later family
-replaces an end only when strictly better (ties keep the earlier one); every certificate
-verifies on ``A``; the brackets returned are frozen.
+:func:`best_of` is the one place that says which certificate families run (:data:`LOWER_FAMILIES`;
+``B = 0``, :data:`UPPER_FAMILIES`, the identity when nothing else met eps), in what order and under
+which :class:`CostLimits`. A later family replaces an end only when strictly better (ties keep the
+earlier one); every certificate verifies on ``A``; the brackets returned are frozen.
 
-**Lower families** (:data:`LOWER_FAMILIES`): greedy cluster-mass (:ref:`prop-cluster-mass`; the
-stored matrix or a temporary copy within ``materialise`` entries), Frobenius tail
-(:ref:`prop-frobenius-tail`; the exact spectrum, else evenly spaced rows within ``frobenius``
-entries), the norm certificate, Neumann (:ref:`prop-neumann-lower`; queries known as points).
+**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits; ``"auto"`` runs the
+streamed SVD and l1 families only where their :class:`Estimate` promises :data:`AUTO_RATE` of the
+upper end per form-A of cost, and one rank.
 
-**Upper families** (:data:`UPPER_FAMILIES`): ``B = 0``; the SVD family of a stored matrix (dense
-up to ``dense`` = ``min(n, m)``, else doubling randomized sketches); the harmonic family (keys
-on the sphere); the streamed SVD family (one sketch sized by the harmonic rank, within
-``streamed_svd`` entries); the l1-fitted family over those subspaces (within ``l1`` =
-``n * m * upper``); the identity factorisation when nothing else met eps.
-
-**Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits (the chapters'
-tables). ``"auto"`` (default) runs the two expensive families only where their
-:class:`Estimate` (cost in units of forming ``A``, gain in ranks) promises at least
-:data:`AUTO_RATE` of the upper end per form-A of cost, and one rank: the streamed SVD family
-when :func:`_plateau_gain` finds a partial cut of the harmonic top block passing on sample rows
-(always when there is no upper certificate yet), the l1 family in the bases where a sample fit
-at ``upper`` minus the least worthwhile gain is not refuted by its dual bound (:func:`_l1_worth`).
-
-**Extension points.** A lower family is ``family(plan: Plan, eps) -> LowerCertificate | None``
-(levels in increasing order); an upper family is ``family(plan, eps_values, lowers, uppers) ->
-list`` of one ``UpperCertificate`` or ``None`` per level (all levels at once, so passes over ``A``
-are shared). Append to the lists or pass ``lower_families=`` / ``upper_families=``."""
+**Extension points.** A lower family is ``family(plan, eps) -> LowerCertificate | None`` (levels in
+increasing order), an upper family ``family(plan, eps_values, lowers, uppers) -> list`` of one
+``UpperCertificate`` or ``None`` per level (all levels at once: passes over ``A`` are shared)."""
 from __future__ import annotations
 
 import time
@@ -55,45 +39,38 @@ __all__ = ["AUTO_RATE", "CostLimits", "DENSE_LIMIT", "EFFORTS", "Estimate", "FOR
            "UPPER_FAMILIES", "assemble_brackets", "best_of", "check_effort"]
 
 
-#: a stored matrix with ``min(n, m)`` up to this gets one dense SVD (exact spectrum for the
-#: Frobenius tail, SVD family); larger ones the randomized range finder
+#: a stored matrix with ``min(n, m)`` up to this gets one dense SVD, larger ones the range finder
 DENSE_LIMIT = 1024
-#: a streamed source with ``n * m`` up to this is copied once into a temporary matrix for the
-#: greedy cluster-mass search (``8 * MATERIALISE_LIMIT`` bytes)
+#: a streamed source with ``n * m`` up to this is copied once for the greedy cluster-mass search
 MATERIALISE_LIMIT = 1024 * 1024
-#: a streamed source with ``n * m`` up to this gets the Frobenius-tail certificate of evenly
-#: spaced rows (one SVD of that submatrix)
+#: a streamed source with ``n * m`` up to this gets the Frobenius tail of ``FROBENIUS_ROWS``
+#: evenly spaced rows (stored matrices on the randomized path too)
 FROBENIUS_LIMIT = 1024 * 1024
-#: rows of that submatrix (stored matrices on the randomized path use it as well)
 FROBENIUS_ROWS = 1024
-#: a streamed source with ``n * m`` up to this gets the streamed SVD family (``svd=True`` lifts
-#: the limit; about 6x forming ``A`` on 3,000 points of S^3, ``benchmarks/README.md``)
+#: a streamed source with ``n * m`` up to this gets the streamed SVD family (``svd=True`` lifts it)
 STREAMED_SVD_LIMIT = 4096 * 4096
 #: ``Plan.svd`` with ``effort="max"`` beyond that limit: the streamed SVD family runs only on
-#: levels no other upper family certified below ``min(n, m)`` (else the upper end is capped at n)
+#: levels no other upper family certified below ``min(n, m)``
 WHERE_CAPPED = "where capped"
-#: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at
-#: most this (3.4e9 on 3,000 points of S^3 at beta = 16: 15-25 s, ``bench_l1fit.py``)
+#: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at most this
 L1_LIMIT = 4 * 10**9
 
-#: the values of ``effort`` (the module docstring): ``"auto"`` (default) and ``"max"``
+#: the values of ``effort`` (the module docstring)
 EFFORTS = ("auto", "max")
-#: the cost of forming one entry of ``A``, in flops of a float64 matrix product (310-520 measured
-#: by ``bench_default_cost.py``)
+#: the cost of forming one entry of ``A``, in flops of a float64 matrix product
 FORM_A_FLOPS = 400.0
 #: ``effort="auto"``: a family costing ``c`` form-A's must be expected to lower the upper end by
 #: ``AUTO_RATE * c`` of it, and by one rank
 AUTO_RATE = 0.01
-#: ADMM steps of one full l1 fit, for its cost estimate (10-50 in ``bench_l1fit.py``)
+#: ADMM steps of one full l1 fit, for its cost estimate
 L1_STEPS_ESTIMATE = 30
 #: sample rows and steps of the l1 family's probe (``effort="auto"``)
 L1_PROBE_ROWS = 32
 L1_PROBE_STEPS = 100
 #: seconds before a bracket's progress bars (naming the running family) are drawn
 PROGRESS_DELAY = 2.0
-#: rows of the streamed SVD family's probe (the harmonic search's sample size)
+#: rows of the streamed SVD family's probe, and its step in columns of the rotated top block
 SVD_PROBE_ROWS = 256
-#: the probe evaluates the rotated top block every this many columns
 SVD_PROBE_CHUNK = 4
 
 
@@ -127,8 +104,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class CostLimits:
-    """The cost limits of the best-of rule, defaults from the module constants (entries are
-    ``n * m``; see :data:`DENSE_LIMIT` and the constants after it)."""
+    """The cost limits of the best-of rule (defaults: :data:`DENSE_LIMIT` and the constants after it)."""
 
     dense: int = DENSE_LIMIT
     materialise: int = MATERIALISE_LIMIT
@@ -140,13 +116,9 @@ class CostLimits:
 
 @dataclass
 class Plan:
-    """What one call of :func:`assemble_brackets` works with: ``source``; ``points`` (Neumann centres)
-    and ``basis`` (harmonic family) when known; ``method`` ("dense", "randomized", "streamed");
-    ``svd`` (whether the streamed SVD family runs); ``seed``; ``limits``; ``effort``. The other
-    fields hold the work shared between levels, computed once (``None`` until then): row masses, a
-    temporary dense copy, the dense SVD and its tails, the Frobenius sample ``(rows, S)`` and its
-    tails, the Neumann order and centre rows, the randomized family, the harmonic certificates, the
-    streamed SVD subspace."""
+    """What one call of :func:`assemble_brackets` works with (the arguments, ``method`` one of "dense",
+    "randomized", "streamed"); the fields after ``effort`` hold the work shared between levels,
+    computed once (``None`` until then)."""
 
     source: RowSource
     points: np.ndarray | None
@@ -173,8 +145,6 @@ class Plan:
         return self.source.matrix
 
 
-# ---------------------------------------------------------------- lower families
-
 def _masses(plan: Plan, eps_max: float) -> np.ndarray:
     """Computed row masses (row 0 alone when it exceeds every level: softmax rows have mass ~1)."""
     if plan.mass is None:
@@ -186,31 +156,27 @@ def _masses(plan: Plan, eps_max: float) -> np.ndarray:
     return plan.mass
 
 
-def _dense_copy(plan: Plan) -> np.ndarray | None:
-    """The matrix for the greedy cluster-mass search: stored, or a temporary copy if small."""
-    if plan.stored is not None:
-        return plan.stored
-    if plan.source.n * plan.source.m > plan.limits.materialise:
-        return None
-    if plan.copy is None:
-        plan.copy = plan.source.dense()
-    return plan.copy
-
-
 def _cluster_mass(plan: Plan, eps: float):
-    A = _dense_copy(plan)
-    return None if A is None else cluster_mass_lower_bound(A, eps)
+    """Greedy cluster-mass on the stored matrix, or on a temporary copy within ``limits.materialise``."""
+    if plan.stored is None and plan.copy is None:
+        if plan.source.n * plan.source.m > plan.limits.materialise:
+            return None
+        plan.copy = plan.source.dense()
+    return cluster_mass_lower_bound(plan.stored if plan.stored is not None else plan.copy, eps)
+
+
+def _dense_svd(plan: Plan) -> tuple:
+    if plan.dense_svd is None:
+        plan.dense_svd = np.linalg.svd(plan.stored, full_matrices=False)
+    return plan.dense_svd
 
 
 def _frobenius(plan: Plan, eps: float):
     src, lim = plan.source, plan.limits
     if plan.method == "dense":
-        A = plan.stored
-        if plan.dense_svd is None:
-            plan.dense_svd = np.linalg.svd(A, full_matrices=False)
         if plan.tails is None:
-            plan.tails = frobenius_tail_bounds(A, svd=plan.dense_svd)
-        return frobenius_tail_lower_bound(A, eps, tails=plan.tails)
+            plan.tails = frobenius_tail_bounds(plan.stored, svd=_dense_svd(plan))
+        return frobenius_tail_lower_bound(plan.stored, eps, tails=plan.tails)
     if plan.stored is None and src.n * src.m > lim.frobenius:
         return None
     if plan.frobenius is None:
@@ -219,8 +185,7 @@ def _frobenius(plan: Plan, eps: float):
                           src.rows(rows if rows.size < src.n else slice(0, src.n)))
     rows, S = plan.frobenius
     if plan.frobenius_tails is None and float(np.einsum("ij,ij->", S, S)) > frobenius_budget(S.shape[0], eps):
-        # the Frobenius mass exceeds the budget: the exact spectrum of S is needed (kept for the
-        # larger eps that follow). A full SVD of S, never a randomized approximation.
+        # the mass exceeds the budget: the exact spectrum of S (a full SVD, kept for larger eps)
         plan.frobenius_tails = frobenius_tail_bounds(S, svd=np.linalg.svd(S, full_matrices=False))
     cert = frobenius_tail_lower_bound(S, eps, tails=plan.frobenius_tails)
     if cert.rank:  # indices of S are rows of A
@@ -234,9 +199,9 @@ def _norm(plan: Plan, eps: float):
         return NormCertificate(rank=0)
     i = int(np.argmax(mass))
     cert = NormCertificate(rank=1, row=i)
-    if plan.stored is not None:
-        return cert if cert.verify(plan.stored, eps) else NormCertificate(rank=0)
-    return cert if mass[i] * (1 - gamma(plan.source.m + 1)) > eps else NormCertificate(rank=0)
+    stored = plan.stored
+    holds = cert.verify(stored, eps) if stored is not None else mass[i] * (1 - gamma(plan.source.m + 1)) > eps
+    return cert if holds else NormCertificate(rank=0)
 
 
 def _neumann(plan: Plan, eps: float):
@@ -260,30 +225,19 @@ CENTRE_ROWS_LIMIT = 2**23
 
 
 class _RowCache:
-    """``rows(idx)`` of a row source, keeping the rows generated (the Neumann search asks for the same
-    centres on every try), up to :data:`CENTRE_ROWS_LIMIT` entries."""
+    """``rows(idx)`` of a row source, keeping the rows generated, up to :data:`CENTRE_ROWS_LIMIT` entries."""
 
     def __init__(self, source: RowSource):
-        self.source = source
-        self.pos = np.full(source.n, -1, dtype=np.int64)
-        self.data = np.empty((0, source.m))
-        self.count = 0
+        self.source, self.kept = source, {}
 
     def __call__(self, idx) -> np.ndarray:
-        idx = np.asarray(idx, dtype=np.int64)
-        new = np.unique(idx[self.pos[idx] < 0])
+        idx = np.asarray(idx, dtype=np.int64).tolist()
+        new = np.unique([i for i in idx if i not in self.kept]).astype(np.int64)
         if new.size:
-            if (self.count + new.size) * self.source.m > CENTRE_ROWS_LIMIT:
-                return self.source.rows(idx)
-            if self.count + new.size > self.data.shape[0]:
-                size = max(self.count + new.size, min(2 * self.data.shape[0], CENTRE_ROWS_LIMIT // self.source.m))
-                grown = np.empty((size, self.source.m))
-                grown[:self.count] = self.data[:self.count]
-                self.data = grown
-            self.data[self.count:self.count + new.size] = self.source.rows(new)
-            self.pos[new] = np.arange(self.count, self.count + new.size)
-            self.count += new.size
-        return self.data[self.pos[idx]]
+            if (len(self.kept) + new.size) * self.source.m > CENTRE_ROWS_LIMIT:
+                return self.source.rows(np.asarray(idx, dtype=np.int64))
+            self.kept.update(zip(new.tolist(), self.source.rows(new)))
+        return np.array([self.kept[i] for i in idx]).reshape(len(idx), self.source.m)
 
 
 #: the lower families, in order (ties keep the earlier one). The extension point: a new family
@@ -304,24 +258,23 @@ class _LazyOrder:
         return self.order[sl]
 
 
-# ---------------------------------------------------------------- upper families
-
 def _svd_family(plan: Plan, eps_values, lowers, uppers):
     """Stored matrix: dense SVD (``min(n, m) <= dense``) or randomized range finder, doubling."""
     A = plan.stored
     if A is None:
         return [None] * len(eps_values)
     out = []
-    harmonics = _harmonic(plan, eps_values, lowers) if plan.method == "randomized" else [None] * len(eps_values)
+    randomized = plan.method == "randomized"
+    harmonics = _harmonic_family(plan, eps_values, lowers) if randomized else [None] * len(eps_values)
     for eps, lower, harmonic in zip(eps_values, lowers, harmonics):
-        if plan.method == "dense":
-            if plan.dense_svd is None:
-                plan.dense_svd = np.linalg.svd(A, full_matrices=False)
-            out.append(svd_upper_bound(A, eps, svd=plan.dense_svd, lo=lower.rank - 1))
+        if not randomized:
+            out.append(svd_upper_bound(A, eps, svd=_dense_svd(plan), lo=lower.rank - 1))
             continue
         start = max(32, 2 * lower.rank)
-        if harmonic is not None and not _svd_affordable(harmonic.rank, start, min(A.shape)):
-            out.append(None)  # high rank: the harmonic family alone (no dense-SVD fallback)
+        # sketches double from start + 10 and may need twice the harmonic rank: unaffordable when that
+        # reaches the dense-SVD fallback at min(n, m) // 2 columns (the harmonic family alone then)
+        if harmonic is not None and not 4 * max(start + 10, harmonic.rank) < min(A.shape) // 2:
+            out.append(None)
             continue
         cert = None
         family = plan.family
@@ -335,21 +288,12 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
     return out
 
 
-def _svd_affordable(k: int, start: int, full: int) -> bool:
-    """Whether the randomized family runs without its dense-SVD fallback (at ``full // 2`` columns;
-    sketches double from ``start + 10`` and may need twice the harmonic rank ``k``):
-    ``4 * max(start + 10, k) < full // 2``."""
-    return 4 * max(start + 10, k) < full // 2
-
-
-def _harmonic(plan: Plan, eps_values, lowers) -> list:
-    """Harmonic certificates (keys on the sphere) of all levels below 1, in shared passes;
-    computed once per plan (the randomized SVD family reads them to size its sketch)."""
+def _harmonic_family(plan: Plan, eps_values, lowers, uppers=None) -> list:
+    """Harmonic certificates (:ref:`thm-sphere-upper`) of all levels below 1, once per plan."""
     if plan.harmonic is None:
         out = [None] * len(eps_values)
-        # below about 1e-14 the search target is <= 0, which no floating residual meets: the
-        # degree would grow past what the keys span (duplicate keys run out first). Those levels
-        # are left to the SVD and identity families.
+        # below about 1e-14 the search target is <= 0, which no floating residual meets: those
+        # levels are left to the SVD and identity families
         live = [i for i, e in enumerate(eps_values) if e < 1 and search_target(e) > 0]
         if plan.basis is not None and live:
             lo = max(0, min(lowers[i].rank for i in live) - 1)
@@ -360,17 +304,11 @@ def _harmonic(plan: Plan, eps_values, lowers) -> list:
     return plan.harmonic
 
 
-def _harmonic_family(plan: Plan, eps_values, lowers, uppers):
-    """The harmonic family (:ref:`thm-sphere-upper`), when the keys' basis is known."""
-    return _harmonic(plan, eps_values, lowers)
-
-
 def _streamed_svd_cost(size: int, power_iters: int = 2) -> float:
     """Cost of the streamed SVD family with ``size`` columns, in form-A units: ``2 + power_iters``
-    float32 range-finder passes and one float64 search pass."""
+    range-finder passes of float32 products (at half cost) and one search pass of two products."""
     passes = 3 + power_iters
-    products32 = 2 + 2 * power_iters
-    return passes + (products32 / 2 + 2) * 2 * size / FORM_A_FLOPS
+    return passes + passes * 2 * size / FORM_A_FLOPS
 
 
 def _plateau_gain(plan: Plan, eps: float, cert) -> int:
@@ -401,14 +339,6 @@ def _plateau_gain(plan: Plan, eps: float, cert) -> int:
     return 0
 
 
-def _top_block(plan: Plan, cert) -> int:
-    """Columns of the top degree's block of a harmonic certificate (0 for other certificates)."""
-    L = getattr(cert, "degree", None)
-    if plan.basis is None or not L:
-        return 0
-    return cert.rank - plan.basis.dimension(L - 1)
-
-
 def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -> list:
     """:class:`Estimate` of the streamed SVD family on each level (``effort="auto"``)."""
     cost = _streamed_svd_cost(size)
@@ -419,8 +349,9 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
             out.append(Estimate(cost, full - lower.rank, full))
             continue
         est = Estimate(cost, 0, upper.rank)
-        block = _top_block(plan, upper)
-        # the probe's gain is at most the top block less one column: probe only if that is worth it
+        L = getattr(upper, "degree", None)  # the top degree's block of a harmonic certificate
+        block = upper.rank - plan.basis.dimension(L - 1) if plan.basis is not None and L else 0
+        # the probe's gain is at most that block less one column: probe only if that is worth it
         if min(upper.rank - lower.rank, block - 1) >= est.least_gain:
             est = Estimate(cost, _plateau_gain(plan, eps, upper), upper.rank)
         out.append(est)
@@ -428,10 +359,9 @@ def _streamed_svd_estimates(plan: Plan, eps_values, lowers, uppers, size: int) -
 
 
 def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
-    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed
-    source, and on a stored matrix of the randomized path whose doubling family was unaffordable
-    (:func:`_svd_affordable`), so that the l1 family gets an SVD subspace. With ``effort="auto"``
-    only where :func:`_streamed_svd_estimates` finds it worth its cost."""
+    """One range-finder sketch of the harmonic rank plus 10, shared by all levels: on a streamed source,
+    and on a stored matrix whose doubling randomized family was unaffordable (so that the l1 family gets
+    an SVD subspace); with ``effort="auto"`` only where :func:`_streamed_svd_estimates` finds it worth it."""
     src = plan.source
     if not plan.svd or (plan.stored is not None and (plan.method != "randomized" or plan.family is not None)):
         return [None] * len(eps_values)
@@ -453,8 +383,7 @@ def _streamed_svd_family(plan: Plan, eps_values, lowers, uppers):
 
 
 def _l1_bases(plan: Plan, hi: int) -> list:
-    """The nested subspaces the other upper families built, as ``(V, source)`` (orthonormal V),
-    for l1 searches of ranks ``<= hi``."""
+    """The nested subspaces the other upper families built, as ``(V, source)``, for ranks ``<= hi``."""
     bases = []
     if plan.dense_svd is not None:
         bases.append((plan.dense_svd[2].T, "dense SVD"))
@@ -477,15 +406,11 @@ def _l1_harmonic_degree(plan: Plan, hi: int) -> int | None:
     if plan.basis is None or not certs:
         return None
     top = max(c.degree for c in certs)
-    L = 0
-    while L < top and plan.basis.dimension(L) < hi:
-        L += 1
-    return L
+    return next((L for L in range(top) if plan.basis.dimension(L) >= hi), top)
 
 
 def _l1_block(src: RowSource) -> int:
-    """Rows per ADMM block: about six block x m arrays live at once, kept to 2^22 entries each
-    (32 MiB), so the family adds at most about 200 MiB besides its coefficients (n x upper)."""
+    """Rows per ADMM block: about six block x m arrays live at once, each kept to 2^22 entries."""
     return max(1, min(src.block, 512, 2**22 // max(src.m, 1)))
 
 
@@ -551,8 +476,6 @@ def _l1_worth(plan: Plan, eps: float, lower, upper, bases) -> list:
 UPPER_FAMILIES = (_svd_family, _harmonic_family, _streamed_svd_family, _l1_family)
 
 
-# ---------------------------------------------------------------- the rule
-
 def best_of(plan: Plan, eps_values, upper_families=None, lower_families=None) -> list[RankBracket]:
     """The best-of rule: every family in order, the largest lower and smallest upper end kept (the
     family lists may be replaced); levels met by ``B = 0`` get ``[0, 0]`` at once; families see the
@@ -614,12 +537,10 @@ def assemble_brackets(source: RowSource, eps_values, *, points=None, basis: Harm
                       method: str = "auto", svd="auto", seed: int = 0, limits: CostLimits | None = None,
                       upper_families=None, effort: str = "auto", lower_families=None) -> list[RankBracket]:
     """Certified brackets of the matrix of ``source`` at every level of ``eps_values`` (the best-of
-    rule), with the queries as ``points`` (Neumann centres) and the keys' harmonic ``basis`` when
-    known. ``method`` (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``;
-    ``svd`` (streamed source): the streamed SVD family, ``auto`` within ``limits.streamed_svd``
-    (beyond it with ``effort="max"`` on levels no other family certified below ``min(n, m)``);
-    ``seed`` seeds the range finder; ``upper_families`` / ``lower_families`` replace
-    :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
+    rule), with the queries as ``points`` and the keys' harmonic ``basis`` when known. ``method``
+    (stored matrix): ``auto`` is ``dense`` when ``min(n, m) <= limits.dense``; ``svd``: the streamed
+    SVD family, ``auto`` within ``limits.streamed_svd`` (beyond it :data:`WHERE_CAPPED` with
+    ``effort="max"``); the family lists replace :data:`UPPER_FAMILIES` / :data:`LOWER_FAMILIES`."""
     effort = check_effort(effort)
     limits = CostLimits() if limits is None else limits
     n, m = source.n, source.m

@@ -1,8 +1,5 @@
-r"""Numerically stable softmax attention (the book's :ref:`def-attention`).
-
-All routines work in float64 and subtract the row maximum before exponentiating, so that
-inverse temperatures up to ``1e6`` and key log-weights down to ``-1e4`` give finite results.
-"""
+r"""Numerically stable softmax attention (:ref:`def-attention`): float64, the row maximum subtracted
+before exponentiating (finite for beta up to ``1e6`` and log-weights down to ``-1e4``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +32,7 @@ def row_softmax(L: np.ndarray) -> np.ndarray:
 
 
 def _softmax_kernel(L: np.ndarray, row_max: np.ndarray) -> np.ndarray:
-    """The row softmax of checked logits (every row max finite): the one computation behind
-    :func:`row_softmax` and the unchecked rows of :func:`attention_rows`."""
+    """The row softmax of checked logits (every row max finite), for both entry points."""
     A = np.exp(L - row_max)
     f = 1.0 - 2.0 * (L.shape[1] + 4) * UNIT_ROUNDOFF
     A *= f / A.sum(axis=1, keepdims=True)
@@ -44,10 +40,8 @@ def _softmax_kernel(L: np.ndarray, row_max: np.ndarray) -> np.ndarray:
 
 
 def attention_rows(Q: np.ndarray, K: np.ndarray, beta: float, log_weights: np.ndarray | None) -> np.ndarray:
-    """Rows of :func:`softmax_attention` for ``Q`` (n, d), ``K`` (m, d), ``beta`` and ``log_weights``
-    checked once at an entry point (a :class:`~attnrank_lite.engine.row_source.RowSource` built
-    ``from_points``): the same operations, no checks. The caller ensures no logit overflows; a NaN
-    or ``+inf`` row maximum still raises through the checked path."""
+    """Rows of :func:`softmax_attention` for arguments already checked (by ``RowSource.from_points``):
+    the same operations, no checks; a NaN or ``+inf`` row maximum still raises through the checked path."""
     with np.errstate(over="ignore", invalid="ignore"):
         L = beta * (Q @ K.T)
     if log_weights is not None:
@@ -107,14 +101,7 @@ def softmax_attention(Q, K=None, beta: float = 1.0, log_weights=None, *, block: 
     Q, K, beta, log_weights
         As in :func:`logits`.
     block : int, optional
-        Build ``A`` this many rows at a time (peak memory: the output plus about ``3 * block * m * 8``
-        bytes). Same code; results of different blocks agree within :func:`logit_rounding_bound`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> np.allclose(softmax_attention(np.eye(3), beta=0.0), 1 / 3)
-    True"""
+        Build ``A`` this many rows at a time (results agree within :func:`logit_rounding_bound`)."""
     Q, K = query_key_pair(Q, K)
     n = Q.shape[0]
     if K.shape[0] == 0:

@@ -1,5 +1,4 @@
-r"""``rank_bracket``: certified lower and upper bounds on
-:math:`\mathrm{rank}_\varepsilon(A) = \min\{\mathrm{rank}\,B : \max_i \sum_j |A_{ij} - B_{ij}| \le \varepsilon\}`
+r"""``rank_bracket``: certified lower and upper bounds on :math:`\mathrm{rank}_\varepsilon(A)`
 (:ref:`def-rank-eps`), each side a certificate that ``RankBracket.verify`` rechecks
 (:ref:`prop-certificate-chain`); ``[0, 0]`` exactly when ``B = 0`` meets eps (:ref:`prop-exact-cases`)."""
 from __future__ import annotations
@@ -25,17 +24,14 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
     A : array_like, shape (n, m)
         Typically row-stochastic (the cluster-mass search needs ``A >= 0``).
     eps : float
-        Error level, ``>= 0``.
     method : {"auto", "dense", "randomized"}
         ``auto``: ``dense`` when ``min(n, m) <= DENSE_LIMIT``; ``seed`` seeds the randomized path.
     points : array_like, shape (n, d), optional
-        The queries as points (self-attention: also the keys, on the unit sphere); adds the Neumann
-        lower search and the harmonic upper family.
+        The queries (self-attention on the unit sphere: also the keys): Neumann and harmonic families.
     limits : CostLimits, optional
         E.g. ``CostLimits(l1=0)`` leaves out the l1-fitted family.
     effort : {"auto", "max"}
-        ``"auto"``: the expensive families run only where their estimate says they pay; ``"max"``:
-        every family within ``limits``.
+        ``"max"``: every family within ``limits``; ``"auto"``: the expensive ones where they pay.
 
     Examples
     --------
@@ -48,8 +44,7 @@ def rank_bracket(A, eps: float, method: str = "auto", seed: int = 0, points=None
 def rank_brackets(A, eps_values, method: str = "auto", seed: int = 0, points=None,
                   limits=None, effort: str = "auto") -> list[RankBracket]:
     """Certified brackets of ``A`` at each of ``eps_values`` (in their order), as :func:`rank_bracket`
-    with one factorisation (dense SVD, or the randomized family built for the smallest eps) and one
-    submatrix spectrum shared by all levels; the other parameters as there."""
+    with the factorisations and spectra shared by all levels."""
     effort = check_effort(effort)
     A = real_matrix("A", A)
     if np.ndim(eps_values) == 0:

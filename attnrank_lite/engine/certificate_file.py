@@ -11,8 +11,7 @@ __all__ = ["CertificateFileError", "FileVerdict", "load_brackets", "load_bracket
 
 
 def load_brackets(path, **limits) -> tuple[CertificateFile, list[RankBracket]]:
-    """The file (checked structure) and its brackets as :class:`RankBracket` objects, not verified
-    (a harmonic certificate's factors are rebuilt from the recipe's keys, computing ``A``)."""
+    """The file (checked structure) and its brackets, not verified (harmonic factors rebuilt)."""
     cf = read_certificate_file(path, **limits)
     return cf, [RankBracket(eps=eps, lower_certificate=low, upper_certificate=up)
                 for eps, low, up in file_certificates(cf)]
@@ -34,9 +33,8 @@ def load_bracket(path, eps: float | None = None, **limits) -> RankBracket:
 
 @dataclass(frozen=True)
 class FileVerdict:
-    """Outcome of :func:`verify_file`: ``ok``; ``line``, e.g. ``verified: 28 <= rank_0.25(A) <= 78,
-    n = 4096, kinds neumann/harmonic`` or what failed; ``failing``, ``""`` or e.g.
-    ``"bracket 0 (eps = 0.25): lower side (neumann)"``; ``n``, ``m``."""
+    """Outcome of :func:`verify_file`: ``ok``; ``line``, what was verified or what failed; ``failing``,
+    ``""`` or e.g. ``"bracket 0 (eps = 0.25): lower side (neumann)"``; ``n``, ``m``."""
 
     ok: bool
     line: str
@@ -59,16 +57,14 @@ def verify_file(path, **limits) -> FileVerdict:
         eps = b.eps
         lk, uk = entry["lower_certificate"]["kind"], entry["upper_certificate"]["kind"]
         where = f"bracket {t} (eps = {eps:g})"
-        low = b.lower_certificate.certified_rank(A, eps)
-        if low is None or low != entry["lower"]:
-            got = "nothing" if low is None else f"rank >= {low}"
-            return FileVerdict(False, f"not verified: {where}: lower side ({lk}) claims {entry['lower']}, "
-                               f"its data prove {got}", f"{where}: lower side ({lk})", n, m)
-        up = b.upper_certificate.certified_rank(A, eps)
-        if up is None or up != entry["upper"]:
-            got = "nothing" if up is None else f"rank <= {up}"
-            return FileVerdict(False, f"not verified: {where}: upper side ({uk}) claims {entry['upper']}, "
-                               f"its data prove {got}", f"{where}: upper side ({uk})", n, m)
+        for side, cert, kind, rel in (("lower", b.lower_certificate, lk, ">="),
+                                      ("upper", b.upper_certificate, uk, "<=")):
+            got = cert.certified_rank(A, eps)
+            if got is None or got != entry[side]:
+                proved = "nothing" if got is None else f"rank {rel} {got}"
+                return FileVerdict(False, f"not verified: {where}: {side} side ({kind}) claims {entry[side]}, "
+                                   f"its data prove {proved}", f"{where}: {side} side ({kind})", n, m)
+        low, up = entry["lower"], entry["upper"]
         if low > up:
             return FileVerdict(False, f"not verified: {where}: lower end {low} above upper end {up}",
                                f"{where}: lower side ({lk})", n, m)

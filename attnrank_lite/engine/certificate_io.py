@@ -1,23 +1,16 @@
-"""Certificates as files, the format of ``SPEC.md`` section 6: brackets a reader can take away and recheck.
-
-A certificate file is a numpy ``.npz`` archive holding one JSON ``header`` (UTF-8 bytes as a
-``uint8`` vector) and the arrays it names: ``format`` and ``version`` (:data:`VERSION`); the
-instance, the matrix ``{"kind": "matrix", "A": name}`` or the recipe ``{"kind": "attention",
-"Q", "K", "beta", "log_weights"}`` rebuilt with
-:func:`~attnrank_lite.engine.attention.softmax_attention`, and its shape; per bracket ``eps``,
-the claimed ends and each side's ``kind`` with the names of its arrays (a harmonic upper
-certificate only its ``degree``); ``arrays``: each member's dtype, shape and sha256. Subspace
-factors are stored in float32 when the rounded factors still verify, else float64.
+"""Certificates as files (``SPEC.md`` section 6): a numpy ``.npz`` archive of one JSON ``header``
+(UTF-8 bytes as a ``uint8`` vector) and the arrays it names, the instance a matrix or a recipe
+rebuilt with :func:`~attnrank_lite.engine.attention.softmax_attention`; subspace factors in
+float32 when the rounded factors still verify, a harmonic upper certificate by its degree alone.
 
 Reading (:func:`read_certificate_file`) executes nothing: the zip directory and each ``.npy``
-header are checked (names, dtypes among :data:`DTYPES`, never ``object``; sizes against
-:data:`MAX_ARRAY_BYTES` and :data:`MAX_TOTAL_BYTES`) before any array is allocated, then each
-array is loaded with ``allow_pickle=False`` and its sha256 compared. Every refusal is a one-line
-:class:`CertificateFileError`. :mod:`attnrank_lite.engine.certificate_file` turns a checked file
-into brackets; :mod:`attnrank_lite.checker` is the independent second opinion."""
+header are checked (names, dtypes among :data:`DTYPES`, sizes) before any array is allocated,
+arrays are loaded with ``allow_pickle=False`` and their sha256 compared; every refusal is a
+one-line :class:`CertificateFileError`."""
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import io
 import json
 import math
@@ -25,7 +18,7 @@ import os
 import re
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -63,9 +56,7 @@ class CertificateFileError(ValueError):
 
 def _package_version() -> str:
     try:
-        from importlib.metadata import version
-
-        return version("attnrank-lite")
+        return importlib.metadata.version("attnrank-lite")
     except Exception:  # pragma: no cover - not installed
         return "unknown"
 
@@ -74,18 +65,13 @@ def _sha256(arr: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
 
 
-# --------------------------------------------------------------------------------------- writing
-
-@dataclass
-class _Writer:
-    arrays: dict = field(default_factory=dict)
-
-    def add(self, name: str, arr: np.ndarray) -> str:
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype.str not in DTYPES:
-            raise TypeError(f"array {name} has dtype {arr.dtype.str}, not one of {DTYPES}")
-        self.arrays[name] = arr
-        return name
+def _add(arrays: dict, name: str, arr) -> str:
+    """Store ``arr`` under ``name`` for writing; returns the name."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.str not in DTYPES:
+        raise TypeError(f"array {name} has dtype {arr.dtype.str}, not one of {DTYPES}")
+    arrays[name] = arr
+    return name
 
 
 def _instance_matrix(instance: dict, arrays: dict) -> np.ndarray:
@@ -107,16 +93,16 @@ def _harmonic_keys(instance: dict, arrays: dict):
     return K, lw
 
 
-def _groups_entry(w: _Writer, prefix: str, cert) -> dict:
+def _groups_entry(w: dict, prefix: str, cert) -> dict:
     rows = np.asarray(cert.rows, dtype=np.int64).reshape(-1)
     groups = [np.asarray(g, dtype=np.int64).reshape(-1) for g in cert.groups]
     keys = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum([g.size for g in groups], dtype=np.int64)]).astype(np.int64)
-    return {"rows": w.add(f"{prefix}_rows", rows), "keys": w.add(f"{prefix}_keys", keys),
-            "offsets": w.add(f"{prefix}_offsets", offsets)}
+    return {"rows": _add(w, f"{prefix}_rows", rows), "keys": _add(w, f"{prefix}_keys", keys),
+            "offsets": _add(w, f"{prefix}_offsets", offsets)}
 
 
-def _lower_entry(w: _Writer, prefix: str, cert) -> dict:
+def _lower_entry(w: dict, prefix: str, cert) -> dict:
     kind = type(cert)
     if kind in (ClusterMassCertificate, NeumannCertificate):
         return {"kind": cert.kind, **_groups_entry(w, prefix, cert)}
@@ -125,17 +111,17 @@ def _lower_entry(w: _Writer, prefix: str, cert) -> dict:
         for part in ("rows", "cols"):
             idx = getattr(cert, part)
             if idx is not None:
-                entry[part] = w.add(f"{prefix}_{part}", np.asarray(idx, dtype=np.int64).reshape(-1))
+                entry[part] = _add(w, f"{prefix}_{part}", np.asarray(idx, dtype=np.int64).reshape(-1))
         return entry
     if kind is NormCertificate:
         return {"kind": "norm", "rank": int(cert.rank), "row": int(cert.row)}
     if kind is RightInverseCertificate:
-        return {"kind": "right-inverse", "rows": w.add(f"{prefix}_rows", np.asarray(cert.rows, dtype=np.int64)),
-                "X": w.add(f"{prefix}_X", np.asarray(cert.X, dtype=np.float64))}
+        return {"kind": "right-inverse", "rows": _add(w, f"{prefix}_rows", np.asarray(cert.rows, dtype=np.int64)),
+                "X": _add(w, f"{prefix}_X", np.asarray(cert.X, dtype=np.float64))}
     raise TypeError(f"no file format for a lower certificate of type {kind.__name__}")
 
 
-def _upper_entry(w: _Writer, prefix: str, cert, A: np.ndarray, eps: float, harmonic, bases: dict,
+def _upper_entry(w: dict, prefix: str, cert, A: np.ndarray, eps: float, harmonic, bases: dict,
                  factors: str) -> dict:
     if type(cert) not in (SubspaceCertificate, HarmonicCertificate):
         raise TypeError(f"no file format for an upper certificate of type {type(cert).__name__}")
@@ -153,72 +139,60 @@ def _upper_entry(w: _Writer, prefix: str, cert, A: np.ndarray, eps: float, harmo
                 L32.astype(np.float64), R32.astype(np.float64)).certified_rank(A, eps) == cert.rank:
             L, R, dtype = L32, R32, np.float32
     return {"kind": "subspace", "source": str(cert.source), "factors_dtype": np.dtype(dtype).name,
-            "L": w.add(f"{prefix}_L", L), "R": w.add(f"{prefix}_R", R)}
+            "L": _add(w, f"{prefix}_L", L), "R": _add(w, f"{prefix}_R", R)}
 
 
 def _harmonic_certificate(A, keys, degree: int, bases: dict) -> HarmonicCertificate:
     """``B = (A V) V^T`` with ``V`` the engine's basis of degree ``<= degree`` on the keys."""
-    K, lw = keys
-    basis = bases.get("basis")
-    if basis is None:
-        basis = bases["basis"] = HarmonicBasis(K, lw)
-    V = basis.columns(degree)
+    if "basis" not in bases:
+        bases["basis"] = HarmonicBasis(*keys)
+    V = bases["basis"].columns(degree)
     return HarmonicCertificate(A @ V, np.ascontiguousarray(V.T), source=f"harmonic degree {degree}",
                                degree=degree)
 
 
 def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weights=None,
                   factors: str = "float32") -> str:
-    """Write brackets of one instance to a certificate file, after verifying them (``ValueError`` and
-    nothing written when one does not verify, or the arguments are inconsistent).
+    """Write brackets of one instance to a certificate file (replaced atomically), after verifying them
+    (``ValueError`` and nothing written when one does not verify, or the arguments are inconsistent);
+    returns the path.
 
     Parameters
     ----------
     path : str or os.PathLike
-        Replaced atomically.
     brackets : RankBracket or sequence of RankBracket
-        Brackets of the same matrix (e.g. several eps).
+        Brackets of the same matrix.
     A : array_like, shape (n, m), optional
-        The matrix itself, or else the recipe:
-    Q, K : array_like, shape (n, d) and (m, d), optional
-        Queries and keys (``K=None``: self-attention).
-    beta : float
-    log_weights : array_like, shape (m,), optional
+        The matrix, or else the recipe ``Q``, ``K`` (``None``: self-attention), ``beta``, ``log_weights``.
+    Q, K, beta, log_weights : optional
     factors : {"float32", "float64"}
-        Subspace factors in float32 when the rounded factors still certify the same rank.
-
-    Returns
-    -------
-    str
-        The path written."""
-    if hasattr(brackets, "lower_certificate"):
-        brackets = [brackets]
-    brackets = list(brackets)
+        float32 when the rounded factors still certify the same rank."""
+    brackets = [brackets] if hasattr(brackets, "lower_certificate") else list(brackets)
     if not brackets or not all(type(b).__name__ == "RankBracket" for b in brackets):
         raise TypeError("brackets must be a RankBracket or a non-empty sequence of them")
     if factors not in ("float32", "float64"):
         raise ValueError(f"factors must be 'float32' or 'float64', got {factors!r}")
-    w = _Writer()
+    w: dict = {}
     if (A is None) == (Q is None):
         raise ValueError("give either the matrix A or the recipe Q (with beta, optional K, log_weights)")
     if A is not None:
         if K is not None or beta is not None or log_weights is not None:
             raise ValueError("K, beta and log_weights belong to the recipe; with A give none of them")
-        instance = {"kind": "matrix", "A": w.add("A", real_matrix("A", A))}
+        instance = {"kind": "matrix", "A": _add(w, "A", real_matrix("A", A))}
     else:
         if beta is None:
             raise ValueError("the recipe needs beta")
         Qm = real_matrix("Q", Q)
         Km = None if K is None else real_matrix("K", K)
         m = Qm.shape[0] if Km is None else Km.shape[0]
-        instance = {"kind": "attention", "Q": w.add("Q", Qm), "K": None if Km is None else w.add("K", Km),
+        instance = {"kind": "attention", "Q": _add(w, "Q", Qm), "K": None if Km is None else _add(w, "K", Km),
                     "beta": finite_nonnegative("beta", beta),
                     "log_weights": None if log_weights is None else
-                    w.add("log_weights", _check_log_weights(log_weights, m))}
-    Am = _instance_matrix(instance, w.arrays)
+                    _add(w, "log_weights", _check_log_weights(log_weights, m))}
+    Am = _instance_matrix(instance, w)
     n, m = Am.shape
     instance.update(n=int(n), m=int(m))
-    harmonic = _harmonic_keys(instance, w.arrays)
+    harmonic = _harmonic_keys(instance, w)
     bases: dict = {}
     entries = []
     for t, b in enumerate(brackets):
@@ -233,14 +207,14 @@ def save_brackets(path, brackets, *, A=None, Q=None, K=None, beta=None, log_weig
     header = {"format": FORMAT, "version": VERSION, "package": "attnrank_lite",
               "package_version": _package_version(), "instance": instance, "brackets": entries,
               "arrays": {name: {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": _sha256(a)}
-                         for name, a in w.arrays.items()}}
+                         for name, a in w.items()}}
     blob = np.frombuffer(json.dumps(header, allow_nan=False, sort_keys=True).encode("utf-8"), dtype=np.uint8)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".cert-", suffix=".npz", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, header=blob, **w.arrays)
+            np.savez_compressed(fh, header=blob, **w)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -256,10 +230,9 @@ SKIPPED_FILE = ".skipped"
 
 
 def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | None:
-    """:func:`save_brackets` to ``folder/stem.npz``, unless the folder's budget is spent: once the
-    ``.npz`` files under the folder add up to more than the bytes in its (or its parent's)
-    :data:`BUDGET_FILE`, the file is left out (the tables are the same either way) and a line is
-    added to :data:`SKIPPED_FILE`. Returns the path written, or None."""
+    """:func:`save_brackets` to ``folder/stem.npz`` and its path, unless the ``.npz`` files under the
+    folder exceed the bytes in its (or its parent's) :data:`BUDGET_FILE`: then None, and the stem is
+    added to :data:`SKIPPED_FILE`."""
     folder = os.fspath(folder)
     parent = os.path.dirname(os.path.abspath(folder))
     # the budget is the folder's own, or its parent's (sweeps write one subfolder per family)
@@ -278,8 +251,6 @@ def save_brackets_in_folder(folder, stem: str, brackets, **instance) -> str | No
             return None
     return save_brackets(os.path.join(folder, f"{stem}.npz"), brackets, **instance)
 
-
-# --------------------------------------------------------------------------------------- reading
 
 @dataclass(frozen=True)
 class CertificateFile:
@@ -304,14 +275,13 @@ def _refuse(msg: str):
 
 def _member_header(fp, name: str):
     """``(shape, dtype)`` of a ``.npy`` member from its header alone (no array read)."""
+    fmt = np.lib.format
     try:
-        version = np.lib.format.read_magic(fp)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp, max_header_size=10000)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp, max_header_size=10000)
-        else:
+        version = fmt.read_magic(fp)
+        if version not in ((1, 0), (2, 0), (3, 0)):
             _refuse(f"array {name}: unknown .npy version {version}")
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, fortran, dtype = read(fp, max_header_size=10000)
     except CertificateFileError:
         raise
     except Exception as exc:
@@ -325,10 +295,8 @@ def _member_header(fp, name: str):
 
 def read_certificate_file(path, *, max_array_bytes: int = MAX_ARRAY_BYTES,
                           max_total_bytes: int = MAX_TOTAL_BYTES) -> CertificateFile:
-    """Read and check a certificate file's structure (nothing is verified yet). Raises a one-line
-    :class:`CertificateFileError` (not a zip, truncated, bad names or dtypes, oversized arrays, a
-    malformed header, another version, arrays not matching the header's shapes, dtypes or sha256)
-    or ``OSError``."""
+    """Read and check a certificate file's structure (nothing is verified yet); a one-line
+    :class:`CertificateFileError` names what is refused."""
     path = os.fspath(path)
     with open(path, "rb") as fh:
         data = fh.read(max_total_bytes + MAX_HEADER_BYTES + 1)
@@ -553,8 +521,6 @@ def _check_upper(c, where: str, arrays: dict, shape, inst) -> set:
     _refuse(f"header: {where}.kind {kind!r} is not an upper certificate kind")
 
 
-# ------------------------------------------------------------------------------ certificates back
-
 def _lower_certificate(c: dict, arrays: dict):
     kind = c["kind"]
     if kind in ("cluster-mass", "neumann"):
@@ -582,11 +548,8 @@ def _upper_certificate(c: dict, arrays: dict, A: np.ndarray, keys, bases: dict):
 
 
 def file_certificates(cf: CertificateFile, A: np.ndarray | None = None) -> list[tuple[float, object, object]]:
-    """``(eps, lower certificate, upper certificate)`` of each bracket of a checked file.
-
-    A harmonic certificate's factors are rebuilt from the recipe's keys (this computes ``A``);
-    nothing is verified here. ``A``: the instance's matrix if already built.
-    """
+    """``(eps, lower certificate, upper certificate)`` of each bracket of a checked file, not verified;
+    harmonic factors are rebuilt from the recipe's keys and ``A`` (computed unless given)."""
     keys = _harmonic_keys(cf.instance, cf.arrays)
     bases: dict = {}
     out = []

@@ -1,20 +1,13 @@
-"""Certificate objects for the approximation rank (the book's :ref:`prop-certificate-chain`).
-
-Each certificate stores the data that recheck its claim; ``verify(A, eps)`` recomputes the
-condition from that data alone with a *proven* rounding margin. Lower kinds
-(:class:`LowerCertificate`): :class:`ClusterMassCertificate` (:ref:`prop-cluster-mass`, on the
-shared :class:`GroupedLowerCertificate` base with the Neumann kind of
-:mod:`~attnrank_lite.engine.neumann`), :class:`FrobeniusTailCertificate`
-(:ref:`prop-frobenius-tail`), :class:`NormCertificate`; upper (:class:`UpperCertificate`):
-:class:`SubspaceCertificate`, ``B = L R``.
+"""Certificate objects for the approximation rank (``SPEC.md`` section 2, :ref:`prop-certificate-chain`):
+lower (:class:`LowerCertificate`) cluster-mass, Frobenius tail and norm certificates, upper
+(:class:`UpperCertificate`) ``B = L R``.
 
 Contract of every ``verify(A, eps)``: ``A`` a finite real matrix, ``eps`` finite ``>= 0`` (else
-``TypeError`` / ``ValueError`` naming the argument); malformed stored data (repeated, negative,
-out-of-range or non-integer indices, NaN / inf / complex entries, shapes that do not fit, a rank
-the data do not support) give ``False``. ``certified_rank(A, eps)`` reads the stored data once as
-plain ndarrays (a subclass's ``shape`` or a list's ``__len__`` is never trusted), checks them and
-returns the rank they prove (``None``: nothing); ``verify`` is ``True`` exactly when that rank
-equals the advertised ``rank``."""
+``TypeError`` / ``ValueError``); malformed stored data (bad indices, NaN / inf / complex entries,
+shapes that do not fit, a rank the data do not support) give ``False``. ``certified_rank(A, eps)``
+reads the stored data once as plain ndarrays (a subclass's ``shape`` or a list's ``__len__`` is
+never trusted) and returns the rank they prove with a proven rounding margin (``None``: nothing);
+``verify`` is ``True`` exactly when that rank equals the advertised ``rank``."""
 from __future__ import annotations
 
 import math
@@ -27,12 +20,9 @@ import numpy as np
 from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
 from .norms import row_l1_blockwise
 
-__all__ = [
-    "Certificate", "ClusterMassCertificate", "FrobeniusTailCertificate", "GroupedLowerCertificate",
-    "LowerCertificate", "NormCertificate", "SEARCH_MARGIN", "SubspaceCertificate",
-    "UpperCertificate", "advertised_rank", "frobenius_budget", "frobenius_tail_bounds",
-    "row_l1_at_most", "search_target",
-]
+__all__ = ["Certificate", "ClusterMassCertificate", "FrobeniusTailCertificate", "GroupedLowerCertificate",
+           "LowerCertificate", "NormCertificate", "SEARCH_MARGIN", "SubspaceCertificate", "UpperCertificate",
+           "advertised_rank", "frobenius_budget", "frobenius_tail_bounds", "row_l1_at_most", "search_target"]
 
 _ETA = float(np.finfo(np.float64).smallest_subnormal)
 
@@ -56,11 +46,7 @@ def search_target(eps: float) -> float:
 
 
 class Certificate:
-    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)``, ``verify(A, eps)`` and the
-    class attribute ``bounds`` ("lower" or "upper"), the side of ``rank_eps(A)`` it bounds."""
-
-    #: the side of a bracket this certificate bounds: "lower" or "upper"
-    bounds: ClassVar[str] = ""
+    """Protocol of every certificate: ``rank``, ``certified_rank(A, eps)`` and ``verify(A, eps)``."""
 
     def certified_rank(self, A, eps: float) -> int | None:  # pragma: no cover - abstract
         """The rank the checked stored data prove on ``A`` at ``eps`` (``None``: nothing)."""
@@ -77,21 +63,14 @@ class Certificate:
 class LowerCertificate(Certificate):
     """Base of the certificates that bound ``rank_eps(A)`` from below (``rank_eps(A) >= rank``)."""
 
-    bounds: ClassVar[str] = "lower"
-
 
 class UpperCertificate(Certificate):
     """Base of the certificates that bound ``rank_eps(A)`` from above (``rank_eps(A) <= rank``)."""
 
-    bounds: ClassVar[str] = "upper"
-
 
 def advertised_rank(cert) -> int | None:
     """The certificate's advertised ``rank`` as an int (``None`` if it is not an integer)."""
-    try:
-        return count_value("rank", cert.rank)
-    except (ValueError, TypeError, IndexError, OverflowError):
-        return None
+    return parse_stored(lambda: count_value("rank", cert.rank))
 
 
 def _plain(x) -> np.ndarray:
@@ -102,16 +81,10 @@ def _plain(x) -> np.ndarray:
 
 @dataclass
 class GroupedLowerCertificate(LowerCertificate):
-    r"""Lower certificate stored as rows :math:`i_1..i_k` and pairwise disjoint key groups :math:`G_b`.
-
-    The groups define :math:`G \in \{0,1\}^{m\times k}` (:math:`\|G\|_{\infty\to\infty} \le 1`) and
-    :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`; each subclass states its condition
-    on ``M`` proving :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``).
-
-    Attributes
-    ----------
-    rows : list of int, length k
-    groups : list of list of int, length k"""
+    r"""Lower certificate stored as ``rows`` :math:`i_1..i_k` and pairwise disjoint key ``groups``
+    :math:`G_b` (lists of int): with :math:`G \in \{0,1\}^{m\times k}` (:math:`\|G\|_{\infty\to\infty}
+    \le 1`) and :math:`M = A_S G`, :math:`M_{ab} = \sum_{j\in G_b} A_{i_a j}`, each subclass states its
+    condition on ``M`` proving :math:`\mathrm{rank}_\varepsilon(A) \ge k` (``_holds``)."""
 
     rows: list = field(default_factory=list)
     groups: list = field(default_factory=list)
@@ -241,7 +214,6 @@ def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
     terms times :math:`1 + \gamma_{pq+p+q+16}`, :math:`\eta = 2^{-1074}` terms for underflow). Then
     :math:`\sum_{l>k}\sigma_l^2 = \|S\|_F^2 - \sum_{l\le k}\sigma_l^2 \ge \underline F -
     \sum_{l\le k}\bar\sigma_l^2 =: t_k`, rounded downward (:math:`\underline F \le \|S\|_F^2`).
-    The loss is about ``1e-12`` relative for the book's matrices.
 
     Parameters
     ----------
@@ -272,15 +244,12 @@ def frobenius_tail_bounds(S, svd=None) -> np.ndarray:
         vn = np.sqrt(np.einsum("ij,ij->i", Vt, Vt)) * up
         e = (fro_E + gamma(r + 3) * (fro_S + float(np.sum(abs_s * un * vn)) * up)
              + r * _ETA * math.sqrt(p * q)) * up
-        GU = U.T @ U
-        GU[np.diag_indices(r)] -= 1.0
-        GV = Vt @ Vt.T
-        GV[np.diag_indices(r)] -= 1.0
-        gU = (math.sqrt(float(np.einsum("ij,ij->", GU, GU))) * up
-              + gamma(p + 1) * float(np.sum(un * un)) * up + r * r * p * _ETA) * up
-        gV = (math.sqrt(float(np.einsum("ij,ij->", GV, GV))) * up
-              + gamma(q + 1) * float(np.sum(vn * vn)) * up + r * r * q * _ETA) * up
-        c = math.sqrt((1.0 + gU) * (1.0 + gV)) * up
+
+        def gram_bound(G, norms, dim):  # bounds ||G - I||_F for the exact Gram matrix, G computed
+            G[np.diag_indices(r)] -= 1.0
+            return (math.sqrt(float(np.einsum("ij,ij->", G, G))) * up
+                    + gamma(dim + 1) * float(np.sum(norms * norms)) * up + r * r * dim * _ETA) * up
+        c = math.sqrt((1.0 + gram_bound(U.T @ U, un, p)) * (1.0 + gram_bound(Vt @ Vt.T, vn, q))) * up
         sig = (c * abs_s + e) * up
         head = np.concatenate([[0.0], np.cumsum(sig * sig)]) * (1.0 + gamma(r + 4))
         F_low = float(np.einsum("ij,ij->", S, S)) * (1.0 - gamma(p * q + p + q + 16)) - p * q * _ETA
@@ -311,12 +280,6 @@ class FrobeniusTailCertificate(LowerCertificate):
         cols = None if self.cols is None else index_array("cols", self.cols, m)
         return rank, rows, cols
 
-    def submatrix(self, A) -> np.ndarray:
-        """``A[rows][:, cols]`` after checking the stored indices (``ValueError`` if malformed)."""
-        A = real_matrix("A", A)
-        _, rows, cols = self._parse(*A.shape)
-        return _submatrix(A, rows, cols)
-
     def certified_rank(self, A, eps: float) -> int | None:
         """The stored rank when the proven tail bound exceeds the budget; ``None`` otherwise."""
         A, eps = _arguments(A, eps)
@@ -326,7 +289,8 @@ class FrobeniusTailCertificate(LowerCertificate):
         rank, rows, cols = parsed
         if rank == 0:
             return 0
-        S = _submatrix(A, rows, cols)
+        S = A if rows is None else A[rows]
+        S = S if cols is None else S[:, cols]
         if rank > min(S.shape):
             return None
         try:
@@ -334,11 +298,6 @@ class FrobeniusTailCertificate(LowerCertificate):
         except np.linalg.LinAlgError:  # the SVD did not converge: nothing is certified
             return None
         return rank if t[rank - 1] > frobenius_budget(S.shape[0], eps) else None
-
-
-def _submatrix(A: np.ndarray, rows, cols) -> np.ndarray:
-    S = A if rows is None else A[rows]
-    return S if cols is None else S[:, cols]
 
 
 @dataclass
@@ -408,8 +367,6 @@ def _factorisation_meets(A: np.ndarray, L: np.ndarray, R: np.ndarray, eps: float
     """Exact test of ``max_i sum_j |A - LR|_ij <= eps`` for checked plain factors."""
     if A.shape[0] == 0:
         return True
-    if L.shape[1] == 0:
-        return row_l1_at_most(A, eps)
     err, rnd = row_l1_blockwise(A, L, R, bound=True)
     if not (np.isfinite(err).all() and np.isfinite(rnd).all()):
         return False
@@ -434,22 +391,7 @@ def _exact_row_error(a: np.ndarray, l: np.ndarray, R: np.ndarray) -> Fraction:
 
 
 def row_l1_at_most(A, eps: float) -> bool:
-    r"""Exact test of :math:`\max_i \sum_j |A_{ij}| \le \varepsilon` for the stored float matrix.
-
-    This is the check of the certificate ``B = 0`` (:ref:`prop-exact-cases`). Rows decided by
-    the float sum and its proven rounding bound are settled at once; the rest (sums within
-    rounding of ``eps``) are summed exactly in rational arithmetic.
-    """
+    r"""Exact test of :math:`\max_i \sum_j |A_{ij}| \le \varepsilon` for the stored float matrix: the
+    check of the certificate ``B = 0`` (:ref:`prop-exact-cases`), a factorisation of rank 0."""
     A, eps = _arguments(A, eps)
-    if A.size == 0:
-        return True
-    sums, rnd = row_l1_blockwise(A, bound=True)
-    if np.any(sums - 2 * rnd > eps):
-        return False
-    unsure = np.flatnonzero(sums + 2 * rnd > eps)
-    target = Fraction(eps)
-    for i in unsure:
-        row = np.abs(A[i])
-        if math.fsum(row) > eps or sum(map(Fraction, row.tolist())) > target:
-            return False
-    return True
+    return _factorisation_meets(A, np.zeros((A.shape[0], 0)), np.zeros((0, A.shape[1])), eps)

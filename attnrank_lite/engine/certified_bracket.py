@@ -21,14 +21,8 @@ __all__ = ["RankBracket"]
 
 @dataclass(frozen=True)
 class RankBracket:
-    r"""Certified bracket ``lower <= rank_eps(A) <= upper``.
-
-    Attributes
-    ----------
-    eps : float
-    lower_certificate : ClusterMassCertificate, FrobeniusTailCertificate or NormCertificate
-    upper_certificate : SubspaceCertificate
-    """
+    """Certified bracket ``lower <= rank_eps(A) <= upper`` at ``eps``: a lower certificate (cluster-mass,
+    Frobenius tail, norm, Neumann, right-inverse) and an upper :class:`SubspaceCertificate`."""
 
     eps: float
     lower_certificate: object
@@ -61,13 +55,6 @@ class RankBracket:
         c = self.lower_certificate
         return [list(g) for g in c.groups] if isinstance(c, GroupedLowerCertificate) else []
 
-    @property
-    def ratio(self) -> float:
-        """``upper / lower`` (``inf`` when ``lower == 0 < upper``; 1 for ``[0, 0]``)."""
-        if self.lower == 0:
-            return 1.0 if self.upper == 0 else float("inf")
-        return self.upper / self.lower
-
     def verify(self, A, eps: float | None = None) -> bool:
         """Recheck both certificates on ``A`` (at ``eps``, default ``self.eps``) from their stored data:
         each slot must hold one of the package's own classes (exact type) of its side, the ranks each
@@ -86,10 +73,8 @@ class RankBracket:
                     and advertised_rank(low) == lower and advertised_rank(up) == upper)
 
     def save(self, path, *, A=None, Q=None, K=None, beta=None, log_weights=None, factors: str = "float32") -> str:
-        """Write this bracket, after verifying it, to a certificate file (``SPEC.md`` section 6) for the
-        instance given as the matrix ``A`` or the recipe ``Q``, ``beta``, ``K``, ``log_weights``; returns
-        the path (``ValueError``, nothing written, when it does not verify). Several brackets share a
-        file through :func:`~attnrank_lite.engine.certificate_io.save_brackets`."""
+        """Write this bracket, verified first, to a certificate file for the matrix ``A`` or the recipe
+        ``Q``, ``beta``, ``K``, ``log_weights``: :func:`~attnrank_lite.engine.certificate_io.save_brackets`."""
         return save_brackets(path, [self], A=A, Q=Q, K=K, beta=beta, log_weights=log_weights, factors=factors)
 
     def as_dict(self) -> dict:
@@ -105,10 +90,7 @@ def _bounds(cert) -> str:
     """The side a certificate bounds, ``"lower"``, ``"upper"`` or ``""``, read from the exact class
     (a subclass, which could override ``certified_rank``, does not count)."""
     cls = type(cert)
-    if not cls.__module__.startswith("attnrank_lite."):
-        return ""  # a class defined outside the package, a subclass of ours included
-    if issubclass(cls, LowerCertificate) and not issubclass(cls, UpperCertificate):
-        return "lower"
-    if issubclass(cls, UpperCertificate) and not issubclass(cls, LowerCertificate):
-        return "upper"
-    return ""
+    lower, upper = issubclass(cls, LowerCertificate), issubclass(cls, UpperCertificate)
+    if not cls.__module__.startswith("attnrank_lite.") or lower == upper:
+        return ""  # a class defined outside the package (a subclass of ours included), or of no one side
+    return "lower" if lower else "upper"

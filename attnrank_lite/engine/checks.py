@@ -1,32 +1,16 @@
-r"""Argument checks shared by the public functions and every certificate verifier.
-
-A certificate's ``verify`` must never return ``True`` for stored data that do not describe the
-certificate it claims to be (:ref:`prop-certificate-chain`); these helpers are the one place
-where such data are parsed: :func:`real_matrix` / :func:`real_array` (real, of the expected
-dimension, finite unless told otherwise; complex is a ``TypeError``, never cast),
-:func:`eps_value` / :func:`finite_nonnegative` (real scalars ``>= 0``), :func:`index_array`
-(integer, 1-D, in range, no wrap-around, no repeats), :func:`count_value` (an integer, not a
-bool), :func:`log_weights`, and :func:`gamma` (Higham's :math:`\gamma_k`). Each raises
-``ValueError`` (``TypeError`` for a wrong type) naming the argument; :func:`parse_stored` turns
-bad *stored* data into ``False``, bad arguments (``A``, ``eps``) reach the caller."""
+r"""Argument checks shared by the public functions and every certificate verifier: the one place
+where arguments and stored certificate data are parsed, so that a ``verify`` never returns
+``True`` for data that do not describe the certificate they claim to be. Each check raises
+``ValueError`` (``TypeError`` for a wrong type, complex data included: never cast) naming the
+argument; :func:`parse_stored` turns bad *stored* data into ``None``."""
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
-__all__ = [
-    "UNIT_ROUNDOFF",
-    "count_value",
-    "eps_value",
-    "finite_nonnegative",
-    "gamma",
-    "index_array",
-    "log_weights",
-    "parse_stored",
-    "real_array",
-    "real_matrix",
-]
+__all__ = ["UNIT_ROUNDOFF", "count_value", "eps_value", "finite_nonnegative", "gamma", "index_array",
+           "log_weights", "parse_stored", "real_array", "real_matrix"]
 
 #: unit roundoff of float64, :math:`u = 2^{-53}`
 UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2

@@ -1,18 +1,14 @@
-r"""Harmonic (sphere-polynomial) upper certificates (the book's :ref:`thm-sphere-upper`).
+r"""Harmonic (sphere-polynomial) upper certificates (``SPEC.md``, "Upper: harmonic certificate";
+:ref:`thm-sphere-upper`): :math:`B = (A V) V^\top`, ``V`` an orthonormal basis of the polynomials of
+degree :math:`\le L` restricted to the keys, certifies :math:`\mathrm{rank}_\varepsilon(A) \le
+N(d,\le L)` once it meets eps; no SVD of ``A``, a family nested in ``L``.
 
-For keys on :math:`S^{d-1}` and ``V`` (m, N) an orthonormal basis of the restrictions to the keys
-of the polynomials of degree :math:`\le L` (dimension at most :math:`N(d, \le L)`,
-:func:`attnrank_lite.laws.spectra.harmonic_count`), :math:`B = (A V) V^\top` certifies
-:math:`\mathrm{rank}_\varepsilon(A) \le N(d,\le L)` once :math:`\max_i \sum_j |A - B|_{ij} \le
-\varepsilon`: no SVD of ``A``, a family nested in ``L``.
-
-The basis is built by Vandermonde with Arnoldi: on the sphere :math:`x_0^2 = 1 - \sum_{k>0} x_k^2`,
-so the :math:`N(d,\le L)` monomials :math:`x^a` with :math:`a_0 \le 1`, :math:`|a| \le L` span the
-restrictions. Each :math:`x^a = x_k\,x^{a - e_k}` is ``x_k`` times its parent's orthonormalised
-column, orthogonalised against the two previous degrees (which alone carry its projection:
-multiplication by :math:`x_k` is self-adjoint), once more against all previous degrees, and by a
-QR within the degree. A numerically rank-deficient degree keeps its independent columns
-(pivoted QR), and the following degrees use every product ``x_k * column``."""
+The basis is built by Vandermonde with Arnoldi: on the sphere the monomials :math:`x^a` with
+:math:`a_0 \le 1`, :math:`|a| \le L` span the restrictions; each :math:`x^a = x_k\,x^{a - e_k}` is
+``x_k`` times its parent's orthonormalised column, orthogonalised against the two previous degrees
+(multiplication by :math:`x_k` is self-adjoint), once more against all, and by a QR within the
+degree. A numerically rank-deficient degree keeps its independent columns (pivoted QR), and the
+following degrees use every product ``x_k * column``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,32 +30,17 @@ SPHERE_TOL = 1e-8
 _DEP_TOL = 1e-9
 
 
-def _last_var(a: tuple) -> int:
-    for k in range(len(a) - 1, -1, -1):
-        if a[k]:
-            return k
-    return 0
-
-
 class HarmonicBasis:
     r"""Orthonormal basis of the polynomials of degree ``<= L`` restricted to keys on the sphere, grown
-    lazily degree by degree; columns ordered by degree (``columns(L)`` is a prefix), independent of
-    ``beta``.
+    lazily degree by degree (``degree`` the highest built; ``deficient`` whether some degree had fewer
+    independent columns than :math:`N(d, \ell)`); ``columns(L)`` is a prefix, independent of ``beta``.
 
     Parameters
     ----------
     K : array_like, shape (m, d)
-        Keys on :math:`S^{d-1}` (``| |k_j| - 1 | <= 1e-8``), ``d >= 2``.
+        Keys on :math:`S^{d-1}` (within :data:`SPHERE_TOL`), ``d >= 2``.
     log_weights : array_like, shape (m,), optional
-        The basis then spans :math:`w_j p(k_j)`, where the rows
-        :math:`A_{ij} \propto w_j e^{\beta\langle q_i, k_j\rangle}` live.
-
-    Attributes
-    ----------
-    degree : int
-        Highest degree built so far.
-    deficient : bool
-        Whether some degree had fewer independent columns than :math:`N(d, \ell)`."""
+        The basis then spans :math:`w_j p(k_j)`, where the rows of ``A`` live."""
 
     def __init__(self, K, log_weights=None):
         K = real_matrix("K", K)
@@ -97,19 +78,13 @@ class HarmonicBasis:
         k = self._k
         need = k + C.shape[1]
         if need > self._buf.shape[1]:
-            # doubling: every column is copied about once in all (a factor 1.3 copied each one
-            # about three times: 0.1 s of the 0.5 s growth to degree 28 on 4,096 points)
+            # doubling: every column is copied about once in all
             cap = min(max(need, 2 * self._buf.shape[1]), max(need, self.m))
             buf = np.empty((self.m, cap), order="F")
             buf[:, :k] = self._buf[:, :k]
             self._buf = buf
         self._buf[:, k:need] = C
         self._k = need
-
-    @property
-    def size(self) -> int:
-        """Columns built so far."""
-        return self._k
 
     def dimension(self, L: int) -> int:
         """Number of basis columns of degree ``<= L`` (grows the basis if needed)."""
@@ -126,21 +101,22 @@ class HarmonicBasis:
         if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 0:
             raise ValueError(f"degree L must be an integer >= 0, got {L!r}")
         while self.degree < L:
-            self._grow()
-
-    def _grow(self) -> None:
-        d, m = self.d, self.m
-        k0 = self._k
-        if k0 >= m:  # the whole space R^m is spanned: nothing new
+            k0 = self._k
+            if k0 < self.m:  # else the whole space R^m is spanned: nothing new
+                self._grow(k0)
+            self._prev_block = (k0, self._k)
             self.degree += 1
-            self._counts.append(k0)
-            return
+            self._counts.append(self._k)
+
+    def _grow(self, k0: int) -> None:
+        """Append the next degree's new directions to the basis (none when the last degree added none)."""
+        d, m = self.d, self.m
         X = self.K
         lo, hi = self._prev_block
         if not self.deficient:
             cand, keys = [], []
             for a, col in self._prev:
-                for k in range(_last_var(a), d):
+                for k in range(max((j for j, v in enumerate(a) if v), default=0), d):
                     b = list(a)
                     b[k] += 1
                     if b[0] <= 1:
@@ -154,19 +130,12 @@ class HarmonicBasis:
             P = self._buf[:, lo:hi]
             C = np.asfortranarray(np.concatenate([X[:, k:k + 1] * P for k in range(d)], axis=1))
         if C.shape[1] == 0:  # the last degree added no direction: no later degree adds one
-            self._prev_block = (k0, k0)
-            self.degree += 1
-            self._counts.append(k0)
             return
         norms = np.linalg.norm(C, axis=0)
         V = self._buf[:, :k0]
         if keys is not None:
-            # short recurrence first: a parent column q of degree L-1 is orthogonal to every
-            # polynomial of degree <= L-2 on the keys, and multiplication by x_k is self-adjoint
-            # in the discrete inner product, so <x_k q, p> = <q, x_k p> = 0 for deg p <= L-3.
-            # Only the blocks of degrees L-2 and L-1 carry x_k q's projection; one classical
-            # Gram-Schmidt pass against all columns then removes what rounding left (as a second
-            # full pass would: "twice is enough", at half its cost)
+            # short recurrence: <x_k q, p> = <q, x_k p> = 0 for deg q = L-1, deg p <= L-3, so only
+            # degrees L-2 and L-1 carry x_k q's projection; one pass against all removes the rounding
             start = self._counts[self.degree - 2] if self.degree >= 2 else 0
             W = self._buf[:, start:k0]
             C -= W @ (W.T @ C)
@@ -199,30 +168,21 @@ class HarmonicBasis:
             self._store(Qb)
             self.deficient = True
             self._prev = []
-        self._prev_block = (k0, self._k)
-        self.degree += 1
-        self._counts.append(self._k)
 
 
 @dataclass
 class HarmonicCertificate(SubspaceCertificate):
-    """A subspace certificate ``B = (A V_L) V_L^T``, ``V_L`` spanning the polynomials of degree
-    ``<= L`` on the keys (:ref:`thm-sphere-upper`); ``degree`` is ``L``, for the reader (``verify``
-    checks the factorisation only)."""
+    """A subspace certificate ``B = (A V_L) V_L^T``, ``V_L`` the basis of degree ``<= L``; ``degree``
+    is ``L``, for the reader (``verify`` checks the factorisation only)."""
 
     degree: int = 0
 
 
-def _degree_cuts(basis: HarmonicBasis, L_max: int) -> list[int]:
-    return [basis.dimension(L) for L in range(L_max + 1)]
-
-
 def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: int = 0, sample: int = 256,
                     L_cap: int = 400):
-    """Harmonic certificates of the smallest degree found, one per eps (shared passes): the degree
-    grows until the sample rows meet the smallest eps, then
-    :func:`~attnrank_lite.engine.nested.nested_family_search` certifies over the cuts
-    ``N(d, <= L)``; each a :class:`HarmonicCertificate` (source ``"harmonic degree L"``) or ``None``."""
+    """Harmonic certificates of the smallest degree found, one per eps (``None``: none): the degree
+    grows until the sample rows meet the smallest eps, then the nested search certifies over the cuts
+    ``N(d, <= L)``."""
     eps_list = [float(e) for e in eps_values]
     m = basis.m
     if source.m != m:
@@ -237,9 +197,7 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
     L_max = None
     while True:
         if L_max is None and (errs[prev] <= target or L >= L_cap or prev >= m):
-            # no headroom degree: the first candidate passes the full check in most searches,
-            # and the next degree (the largest step of the basis growth) is built only after a
-            # failure, by the retry below
+            # no headroom degree: the next one is built only after a failure, by the retry below
             L_max = min(L_cap, L)
         if L_max is not None and L >= L_max:
             break
@@ -249,37 +207,27 @@ def harmonic_search(source: RowSource, basis: HarmonicBasis, eps_values, *, lo: 
             Vn = basis._buf[:, prev:c]
             E -= (As @ Vn) @ Vn.T
             prev = c
-        if prev > lo or prev >= m or L >= L_cap:  # cuts <= lo are known to fail: not evaluated
-            errs[prev] = float(np.abs(E).sum(axis=1).max())
-        else:
-            errs[prev] = float("inf")
+        evaluated = prev > lo or prev >= m or L >= L_cap  # cuts <= lo are known to fail
+        errs[prev] = float(np.abs(E).sum(axis=1).max()) if evaluated else float("inf")
     del E, As
     while True:
-        cuts = _degree_cuts(basis, L_max)
+        cuts = [basis.dimension(L) for L in range(L_max + 1)]
         found = nested_family_search(source, basis.columns(L_max), cuts, eps_list, lo=lo,
                                      sample=sample, sample_errors=errs)
         if all(f is not None for f in found) or L_max >= L_cap or cuts[-1] >= m:
             break
         L_max = min(L_cap, L_max + 2)  # rare: the full check failed at every cut; more degrees
         errs = None
-    out = []
-    for res in found:
-        if res is None:
-            out.append(None)
-            continue
-        k, Lfac = res
-        deg = cuts.index(k)
-        # R is a view of the basis (no copy): the basis is only ever appended to
-        out.append(HarmonicCertificate(Lfac, basis.columns(deg).T, source=f"harmonic degree {deg}",
-                                       degree=deg))
-    return out
+    degrees = [None if f is None else cuts.index(f[0]) for f in found]
+    # R is a view of the basis (no copy): the basis is only ever appended to
+    return [None if f is None else HarmonicCertificate(f[1], basis.columns(L).T, source=f"harmonic degree {L}",
+                                                       degree=L) for f, L in zip(found, degrees)]
 
 
 def harmonic_upper_bound(A, K, eps: float, lo: int = 0, basis: HarmonicBasis | None = None,
                          log_weights=None):
-    """Harmonic upper certificate for a stored ``A`` (n, m) whose keys are the points ``K`` (m, d) on
-    the unit sphere; ``lo`` a rank known to fail, ``basis`` a basis of the same keys to reuse.
-    ``None`` when no degree up to the basis saturation meets ``eps``."""
+    """Harmonic upper certificate for a stored ``A`` whose keys ``K`` lie on the unit sphere (``lo`` a
+    rank known to fail, ``basis`` one of the same keys); ``None`` when no degree meets ``eps``."""
     A = real_matrix("A", A)
     basis = HarmonicBasis(K, log_weights) if basis is None else basis
     if basis.m != A.shape[1]:

@@ -1,22 +1,13 @@
-r"""l1-fitted subspace certificates (:ref:`prop-certificate-chain`; SPEC "Upper: l1-fitted
-subspace certificate").
-
-For an orthonormal basis :math:`V` (m x k) the rows are fitted in l1,
-:math:`C_i = \operatorname*{arg\,min}_c \|A_i - c V^\top\|_1`, and :math:`B = C V^\top` (rank
-:math:`\le k`) is an ordinary :class:`~attnrank_lite.engine.certificates.SubspaceCertificate`;
-row by row the better of the fit and the projection :math:`AV` is kept. All rows are fitted at
-once, in row blocks, by ADMM on :math:`\min \|Z\|_1`, :math:`Z = A - CV^\top` (scaled dual
-:math:`U`, :math:`\rho_i = 1/\mathrm{mean}_j|Z_{ij}|`):
-
-.. math:: C \leftarrow (A - Z + U)V,\quad W \leftarrow A - CV^\top + U,\quad
-          Z \leftarrow \operatorname{sign}(W)\max(|W| - 1/\rho, 0),\quad U \leftarrow W - Z.
+r"""l1-fitted subspace certificates (``SPEC.md``, "Upper: l1-fitted subspace certificate"): the rows
+fitted in l1 in the span of an orthonormal :math:`V` (m x k) by the SPEC's ADMM, in row blocks,
+give :math:`B = C V^\top`, an ordinary :class:`~attnrank_lite.engine.certificates.SubspaceCertificate`;
+row by row the better of the fit and the projection :math:`AV` is kept.
 
 **Dual bound.** For :math:`|y_j| \le 1`, :math:`\|a - cV^\top\|_1 \ge \langle a, y\rangle -
 \langle c, V^\top y\rangle`; with :math:`y` the iterate's :math:`\rho U`, projected off :math:`V`
 and rescaled into the cube, and :math:`\|c^*\|_2 \le \|a\|_2 + \|a\|_1`,
 :math:`\min_c \|a - cV^\top\|_1 \ge \langle a, y\rangle - (\|a\|_2 + \|a\|_1)\|V^\top y\|_2`. It
-steers and stops the iteration (duality gap below ``gap``; a rank rejected once a row provably
-cannot reach eps); it certifies nothing.
+steers and stops the iteration; it certifies nothing.
 
 **Monotone family.** For nested :math:`V_k` the best l1 fit is non-increasing in k, so bisection
 over k is sound for the exact optimum; a rank where the inexact iteration decides nothing counts
@@ -30,6 +21,7 @@ import numpy as np
 from .certificates import SubspaceCertificate, search_target
 from .checks import eps_value, real_matrix
 from .norms import row_l1_blockwise
+from .row_source import evenly_spaced_rows
 from .upper import exact_factorisation, nested_certificate
 
 __all__ = ["L1Fit", "l1_fit", "l1_fit_rows", "l1_family_search", "l1_improve", "l1_upper_bound"]
@@ -48,15 +40,11 @@ class L1Fit:
     ----------
     C : ndarray, shape (n, k)
         ``B = C @ V.T``; per row the better of the ADMM iterate and the projection ``A V``.
-    errors, rounding : ndarray, shape (n,)
-        :math:`\sum_j |A - CV^\top|_{ij}` recomputed, and a proven bound on its rounding error.
-    projected : ndarray, shape (n,)
-        The errors of the projection ``C = A V``.
-    lower : ndarray, shape (n,)
-        Dual lower bounds on each row's best l1 fit (0 where never computed).
+    errors, rounding, projected, lower : ndarray, shape (n,)
+        Row errors recomputed, a proven bound on their rounding, the projection's errors, dual lower
+        bounds on each row's best l1 fit (0 where never computed).
     status : str
-        ``"ok"`` (every row within ``target``, or no target), ``"fail"`` (a dual bound exceeds it)
-        or ``"unknown"``.
+        ``"ok"`` (every row within ``target``, or none), ``"fail"`` (a dual bound exceeds it), ``"unknown"``.
     steps : int
         Most iterations spent on a row."""
 
@@ -99,14 +87,10 @@ def _dual_bound(Ab, Ub, rho, V):
     return np.einsum("ij,ij->i", Ab, y) - size * off
 
 
-def _fit_block(Ab, V, steps, gap, target, stop_on_fail):
+@np.errstate(over="ignore", invalid="ignore", under="ignore")
+def _admm(Ab, V, steps, gap, target, stop_on_fail):
     """ADMM on the rows ``Ab`` (b x m): (C, projected errors, lower bounds, status, steps). Non-finite
     iterates (data near the float range) are never kept, non-finite dual bounds count as none."""
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        return _admm(Ab, V, steps, gap, target, stop_on_fail)
-
-
-def _admm(Ab, V, steps, gap, target, stop_on_fail):
     b, k = Ab.shape[0], V.shape[1]
     C = Ab @ V
     best = np.abs(Ab - C @ V.T).sum(axis=1)
@@ -118,7 +102,6 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
     Z = A_a - C[act] @ V.T
     U = np.zeros_like(Z)
     rho = 1.0 / np.maximum(np.abs(Z).mean(axis=1, keepdims=True), np.finfo(float).tiny)
-    used = 0
     t = 0
     while act.size and t < steps:
         t += 1
@@ -134,14 +117,13 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
         np.maximum(Z, 0.0, out=Z)
         Z *= np.sign(R)
         np.subtract(R, Z, out=U)
-        used = t
         # rows that reached the target stop at once (no products needed to know it)
         stop = best[act] <= target if target is not None else np.zeros(act.size, dtype=bool)
         if t % CHECK_EVERY == 0 or t == steps:
             lb = _dual_bound(A_a, U, rho, V)
             lower[act] = np.maximum(lower[act], np.where(np.isfinite(lb), lb, 0.0))
             if target is not None and stop_on_fail and np.any(lower[act] > target):
-                return C, proj, lower, "fail", used
+                return C, proj, lower, "fail", t
             if gap is not None:
                 stop |= best[act] - lower[act] <= gap * best[act]
         elif stop.sum() < max(1, act.size // 8) or stop.all():
@@ -151,26 +133,18 @@ def _admm(Ab, V, steps, gap, target, stop_on_fail):
         if stop.any():
             keep = ~stop
             act, A_a, Z, U, rho = act[keep], A_a[keep], Z[keep], U[keep], rho[keep]
-    return C, proj, lower, _status(best, lower, target), used
-
-
-def _status(best, lower, target) -> str:
     if target is None or np.all(best <= target):
-        return "ok"
-    return "fail" if np.any(lower > target) else "unknown"
+        return C, proj, lower, "ok", t
+    return C, proj, lower, "fail" if np.any(lower > target) else "unknown", t
 
 
 def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
                 stop_on_fail: bool = False, block: int = 512) -> L1Fit:
-    """:func:`l1_fit` on the row blocks ``rows(idx)`` (``A[idx]``) of an ``n``-row matrix that need not
-    be stored; the other parameters as in :func:`l1_fit`."""
+    """:func:`l1_fit` on the row blocks ``rows(idx)`` (``A[idx]``) of an ``n``-row matrix not stored."""
     V = _orthonormal(V)
     m, k = V.shape
     C = np.zeros((n, k))
-    errors = np.zeros(n)
-    rounding = np.zeros(n)
-    projected = np.zeros(n)
-    lower = np.zeros(n)
+    errors, rounding, projected, lower = np.zeros((4, n))
     statuses = []
     steps_used = 0
     for s in range(0, n, block):
@@ -178,7 +152,7 @@ def l1_fit_rows(rows, n: int, V, *, steps: int = 300, gap: float | None = 1e-3, 
         Ab = real_matrix("rows", rows(idx))
         if Ab.shape != (idx.size, m):
             raise ValueError(f"rows(idx) has shape {Ab.shape}, expected {(idx.size, m)}")
-        Cb, proj, lb, status, used = _fit_block(Ab, V, steps, gap, target, stop_on_fail)
+        Cb, proj, lb, status, used = _admm(Ab, V, steps, gap, target, stop_on_fail)
         C[idx], lower[idx], projected[idx] = Cb, lb, proj
         errors[idx], rounding[idx] = row_l1_blockwise(Ab, Cb, V.T, bound=True)
         statuses.append(status)
@@ -202,19 +176,7 @@ def l1_fit(A, V, *, steps: int = 300, gap: float | None = 1e-3, target=None,
         A row stops once within ``gap`` (relative) of its dual lower bound.
     target : float, optional
         A row stops once its error is ``<= target``; with ``stop_on_fail`` the fit stops once some
-        row's dual bound exceeds it.
-
-    Returns
-    -------
-    L1Fit
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]) / np.array([[1], [1], [2]])
-    >>> fit = l1_fit(A, np.array([[1.0], [0.0]]))
-    >>> fit.max_error, fit.max_projected
-    (1.0, 1.0)"""
+        row's dual bound exceeds it."""
     A = real_matrix("A", A)
     return l1_fit_rows(lambda idx: A[idx[0]:idx[-1] + 1], A.shape[0], V, steps=steps, gap=gap,
                        target=target, stop_on_fail=stop_on_fail, block=block)
@@ -225,19 +187,18 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
     """Smallest k in ``(lo, hi]`` (``hi`` default ``l``) whose l1-fitted rows in ``V[:, :k]`` meet
     ``eps``, as a certificate ``B = C V_k^T`` (``None`` if none was accepted).
 
-    Bisection over k on a sample of ``sample`` rows (a sample row whose dual bound exceeds eps
-    refutes k); the smallest k the sample accepts is fitted on all rows ``rows(idx)`` (``n`` rows,
-    ``V`` (m, l) orthonormal and nested), and on failure its worst rows join the sample and the
-    search continues above. A rank is accepted only when every row's error plus twice its proven
-    rounding bound is ``<= eps`` (what ``verify`` accepts without exact arithmetic). ``source`` (or
-    ``source(k)``) names the family: the certificate's source is ``"l1 fit in <name>"``."""
+    Bisection over k on a sample of rows (a sample row whose dual bound exceeds eps refutes k); the
+    smallest k the sample accepts is fitted on all ``n`` rows ``rows(idx)``, and on failure its worst
+    rows join the sample and the search continues above. A rank is accepted only when every row's
+    error plus twice its proven rounding bound is ``<= eps``. ``source`` (or ``source(k)``) names the
+    family."""
     V = _orthonormal(V)
     eps = eps_value(eps)
     target = search_target(eps)
     l = V.shape[1]
     hi = l if hi is None else min(int(hi), l)
     lo = max(0, min(int(lo), hi))
-    idx = np.unique(np.linspace(0, n - 1, min(n, sample)).round().astype(np.int64))
+    idx = evenly_spaced_rows(n, sample)
     As = rows(idx)
     best = None  # (k, C): accepted on all rows
     while lo < hi:
@@ -245,7 +206,7 @@ def l1_family_search(rows, n: int, V, eps: float, *, lo: int = 0, hi: int | None
         s_lo, s_hi = lo, hi + 1
         while s_hi - s_lo > 1:
             mid = (s_lo + s_hi) // 2
-            if _fit_block(As, V[:, :mid], steps, None, target, True)[3] == "ok":
+            if _admm(As, V[:, :mid], steps, None, target, True)[3] == "ok":
                 s_hi = mid
             else:
                 s_lo = mid
@@ -294,26 +255,18 @@ def l1_upper_bound(A, eps: float, *, svd=None, V=None, lo: int = 0, steps: int =
     """Best of the projected and the l1-fitted certificates over one nested family of ``A`` (shape
     (n, m)): ``V`` (orthonormal, nested) or the top right-singular vectors (from ``svd`` or a dense
     SVD). The projected certificate bounds the l1 search from above; ``lo`` is a rank known to fail.
-
-    Returns
-    -------
-    SubspaceCertificate
-        Verified on ``A``; the l1-fitted one when it certifies a smaller rank."""
+    Returns a certificate verified on ``A``, the l1-fitted one when it certifies a smaller rank."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     if V is None:
-        U, S, Vt = np.linalg.svd(A, full_matrices=False) if svd is None else svd
-        V = Vt.T
+        V = (np.linalg.svd(A, full_matrices=False) if svd is None else svd)[2].T
     else:
         V = _orthonormal(V)
     plain = nested_certificate(A, V, eps, lo=lo, source=source)
     hi = V.shape[1] if plain is None else plain.rank - 1
-    fitted = None
     if hi > lo:
         fitted = l1_family_search(lambda idx: A[idx], A.shape[0], V, eps, lo=lo, hi=hi,
                                   steps=steps, source=source)
-        if fitted is not None and not fitted.verify(A, eps):
-            fitted = None
-    if fitted is not None:
-        return fitted
+        if fitted is not None and fitted.verify(A, eps):
+            return fitted
     return plain if plain is not None else exact_factorisation(A)

@@ -3,17 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .certificates import (
-    ClusterMassCertificate,
-    FrobeniusTailCertificate,
-    NormCertificate,
-    frobenius_budget,
-    frobenius_tail_bounds,
-)
+from .certificates import ClusterMassCertificate, FrobeniusTailCertificate, frobenius_budget, frobenius_tail_bounds
 from .checks import eps_value, gamma, index_array, real_matrix
-from .norms import row_l1_blockwise
 
-__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound", "norm_lower_bound"]
+__all__ = ["cluster_mass_lower_bound", "frobenius_tail_lower_bound"]
 
 
 def _core_sizes(A: np.ndarray, thresholds: np.ndarray, block: int, top: int = 64) -> np.ndarray:
@@ -70,9 +63,8 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
 
     A row of mass :math:`s_i` putting more than :math:`(s_i+\varepsilon)/2` on a private key group
     meets the condition whatever the other groups are. Rows by increasing core size: a first pass
-    accepts rows whose core is unused, a second builds groups from the largest unused keys. Cost
-    :math:`O(nm\log m)`. Returns a :class:`ClusterMassCertificate` verified on ``A`` (empty for
-    ``eps >= 1``)."""
+    accepts rows whose core is unused, a second builds groups from the largest unused keys; the
+    certificate is verified on ``A`` (empty for ``eps >= 1``)."""
     A = real_matrix("A", A)
     eps = eps_value(eps)
     n, m = A.shape
@@ -81,7 +73,6 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     rowsum = A.sum(axis=1)
     margin = 8 * gamma(m + 2) * (rowsum + 1.0) + 1e-13
     thr = (rowsum + eps) / 2 + margin
-    # rows heavier than 1 + ... need |1 - M_aa| too: require M_aa <= 1 region via exact check below
     core = _core_sizes(A, thr, block)
     order = np.argsort(core, kind="stable")
     order = order[core[order] <= m]
@@ -111,14 +102,12 @@ def cluster_mass_lower_bound(A, eps: float, block: int = 512) -> ClusterMassCert
     cert = ClusterMassCertificate(rows=rows, groups=groups)
     # exact check; dropping a failing row only lowers the others' off-diagonal mass
     while cert.rank and not cert.verify(A, eps):
-        bad = cert.defects(A) >= 1 - eps - cert.margins(A)
+        defects = cert.defects(A)
+        bad = defects >= 1 - eps - cert.margins(A)
         if not bad.any():
-            bad[np.argmax(cert.defects(A))] = True
-        keep = ~bad
-        cert = ClusterMassCertificate(
-            rows=[r for r, k in zip(cert.rows, keep) if k],
-            groups=[g for g, k in zip(cert.groups, keep) if k],
-        )
+            bad[np.argmax(defects)] = True
+        keep = np.flatnonzero(~bad)
+        cert = ClusterMassCertificate(rows=[cert.rows[i] for i in keep], groups=[cert.groups[i] for i in keep])
     return cert
 
 
@@ -143,12 +132,3 @@ def frobenius_tail_lower_bound(A, eps: float, svd=None, rows=None, cols=None,
     k = int(np.argmax(t <= budget))  # t[-1] <= 0 <= budget: always found
     return FrobeniusTailCertificate(rank=k, rows=rows, cols=cols)
 
-
-def norm_lower_bound(A, eps: float) -> NormCertificate:
-    """``rank_eps(A) >= 1`` when some row has l1 mass above ``eps`` (else a rank-0 certificate)."""
-    A = real_matrix("A", A)
-    if A.size == 0:
-        return NormCertificate(rank=0)
-    i = int(row_l1_blockwise(A).argmax())
-    cert = NormCertificate(rank=1, row=i)
-    return cert if cert.verify(A, eps) else NormCertificate(rank=0)

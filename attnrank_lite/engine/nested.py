@@ -1,22 +1,15 @@
-r"""The one nested-family search: the smallest member of a nested family that meets eps.
+r"""The one nested-family search: the smallest member of :math:`B_k = (A V_k) V_k^\top`, :math:`V_k`
+the first ``k`` columns of ``V`` (m, K), for ``k`` in a list of *cuts*, that meets eps; it serves
+every upper family on stored and streamed matrices.
 
-The family is :math:`B_k = (A V_k) V_k^\top`, :math:`V_k` the first ``k`` columns of ``V`` (m, K)
-(SVD or range-finder vectors, a harmonic basis by degree), for ``k`` in a list of *cuts*; it
-serves every upper family on stored and streamed matrices (a
-:class:`~attnrank_lite.engine.row_source.RowSource`).
-
-**Search.** Every cut's row-l1 error on a sample of rows is computed incrementally,
-:math:`E_{k'} = E_k - (AV)_{:,k:k'}V_{k:k'}^\top`; a cut failing on the sample fails on ``A``, so
-the first cut passing there is the smallest that can pass. One pass over ``A`` then computes
-``L = A V`` and that candidate's errors with the proven margin
-:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`, so an accepted member
-verifies. A failing candidate adds its worst rows to the sample; when the rounds run out,
-bisection between a failing and a passing cut (the top one) finishes.
-
-**Caveat** (chapter 1, :ref:`Certificates <sec-bracket-certificates>`). The row-l1 error of nested
-projections is not monotone in ``k``: the sample phase returns the least member meeting eps, the
-bisection keeps ``err(hi) <= eps < err(lo)`` and returns a valid member whose next smaller cut
-fails, not always the least."""
+Every cut's row-l1 error on a sample of rows is computed incrementally; a cut failing on the
+sample fails on ``A``, so the first cut passing there is the smallest that can pass. One pass
+over ``A`` then checks it with the proven margin
+:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`; a failing candidate adds
+its worst rows to the sample, and when the rounds run out bisection between a failing and a
+passing cut finishes. The error is not monotone in ``k`` (chapter 1,
+:ref:`Certificates <sec-bracket-certificates>`): the bisection returns a valid member whose next
+smaller cut fails, not always the least."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,8 +68,7 @@ class _Family:
         return errors
 
     def _errors_from(self, residual: np.ndarray, left: np.ndarray, done: int, indices) -> list[float]:
-        """Errors at the cut indices (increasing), updating ``residual`` (the residual at ``done``
-        columns) in place."""
+        """Errors at the cut indices (increasing), updating ``residual`` (at ``done`` columns) in place."""
         out = []
         for i in indices:
             cut = self.cuts[i]
@@ -86,8 +78,7 @@ class _Family:
         return out
 
     def full_check(self, checked: list[int]):
-        """One pass over ``A``: ``L = A V_top`` and, per cut index in ``checked``, each row's
-        error plus its proven rounding margin."""
+        """One pass over ``A``: ``L = A V_top`` and, per cut index checked, each row's error plus margin."""
         source, V, cuts = self.source, self.V, self.cuts
         n, m = source.n, source.m
         top = cuts[max(checked)]
@@ -120,12 +111,12 @@ class _Family:
 
 def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, lo: int = 0,
                          sample: int = SAMPLE_ROWS, max_rounds: int = MAX_ROUNDS, sample_errors=None):
-    """Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps.
+    """Smallest member ``B_k = (A V_k) V_k^T`` of a nested family meeting each eps: per eps ``(k, L)``,
+    ``k`` a cut and ``L = A V_k`` (n, k) with every row error plus margin ``<= eps``, or ``None``.
 
     Parameters
     ----------
     source : RowSource
-        ``A``, stored or streamed.
     V : ndarray, shape (m, K)
     cuts : sequence of int
         Allowed ranks, increasing, the last ``<= K``; those ``<= lo`` (a rank known to fail) skipped.
@@ -133,13 +124,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     sample, max_rounds : int
         Rows of the first sample; sample rounds before the bisection fallback.
     sample_errors : dict, optional
-        ``{cut: max row error on the default sample}`` already computed (first phase skipped).
-
-    Returns
-    -------
-    list of (k, L) or None, one per eps
-        ``k`` a cut and ``L = A V_k`` (n, k), every row error plus margin ``<= eps``; ``None``
-        when even the last cut fails."""
+        ``{cut: max row error on the default sample}`` already computed."""
     cuts = [int(c) for c in cuts if c > lo]
     eps_list = [float(e) for e in eps_values]
     if not cuts:
@@ -148,11 +133,9 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
     rows = evenly_spaced_rows(source.n, sample)
     found: list = [None] * len(eps_list)
     floor = [0] * len(eps_list)  # index into cuts: smaller cuts are known to fail
-    passing = [None] * len(eps_list)  # index of a cut known to pass (for the fallback)
-    passing_left: dict[int, np.ndarray] = {}
-    # the top cut (the bisection fallback's passing member) is checked only once a candidate has
-    # failed: most searches accept their first candidate, and the top cut's columns cost a share
-    # of the pass (a harmonic family's headroom degree: 7-23% of its products)
+    passing = [None] * len(eps_list)  # (index, L) of a cut known to pass (for the fallback)
+    # the top cut (the fallback's passing member) is checked only once a candidate has failed:
+    # most searches accept their first candidate
     failed = [False] * len(eps_list)
     top = len(cuts) - 1
     for round_ in range(max_rounds):
@@ -176,7 +159,7 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
         need_top = any(failed[e] and passing[e] is None for e in range(len(eps_list)))
         checked = sorted(set(candidate.values()) | ({top} if need_top else set()))
         left, bounds = family.full_check(checked)
-        _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+        _note_top(bounds, left, top, eps_list, failed, passing, found)
         for e, i in candidate.items():
             if bool(np.all(bounds[i] <= eps_list[e])):
                 found[e] = (cuts[i], left[:, : cuts[i]])
@@ -184,25 +167,23 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
             floor[e] = i + 1
             rows = np.union1d(rows, np.argsort(-bounds[i])[:ADDED_ROWS])
             failed[e] = True
-            _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+            _note_top(bounds, left, top, eps_list, failed, passing, found)
     if any(failed[e] and found[e] is None and passing[e] is None for e in range(len(eps_list))):
         left, bounds = family.full_check([top])
-        _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found)
+        _note_top(bounds, left, top, eps_list, failed, passing, found)
     for e in range(len(eps_list)):
         if found[e] is None and passing[e] is not None:
-            found[e] = _bisect(family, eps_list[e], floor[e] - 1, passing[e], passing_left[e])
+            found[e] = _bisect(family, eps_list[e], floor[e] - 1, *passing[e])
     return found
 
 
-def _note_top(bounds, left, top, eps_list, failed, passing, passing_left, found) -> None:
-    """Record the top cut as the passing member of every level whose candidate failed, when
-    ``bounds`` holds it and it meets that level."""
+def _note_top(bounds, left, top, eps_list, failed, passing, found) -> None:
+    """Record the top cut, when checked, as the passing member of the failed levels it meets."""
     if top not in bounds:
         return
     for e, eps in enumerate(eps_list):
         if failed[e] and found[e] is None and passing[e] is None and bool(np.all(bounds[top] <= eps)):
-            passing[e] = top
-            passing_left[e] = left
+            passing[e] = (top, left)
 
 
 def _bisect(family: _Family, eps: float, failing: int, passing: int, left: np.ndarray):

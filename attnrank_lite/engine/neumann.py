@@ -1,12 +1,8 @@
-r"""Neumann (inverse-norm) lower certificates (the book's :ref:`prop-neumann-lower`).
-
-With rows :math:`S`, disjoint key groups and :math:`M = A_S G` as in
-:class:`~attnrank_lite.engine.certificates.GroupedLowerCertificate`: if
-:math:`\|M^{-1}\|_{\infty\to\infty}\,\varepsilon < 1` then :math:`\mathrm{rank}_\varepsilon(A) \ge
-p` (for :math:`\|A - B\| \le \varepsilon`, :math:`B_S G = M(I - M^{-1}(A-B)_S G)` is invertible).
-Cluster-mass is the special case :math:`\|I - M\| < 1 - \varepsilon`. Verification bounds
-:math:`\|M^{-1}\| \le \|X\| / (1 - \delta)` for an approximate inverse ``X``, :math:`\delta` the
-computed residual :math:`\|I - XM\|` plus every rounding (:func:`inverse_norm_bound`)."""
+r"""Neumann (inverse-norm) lower certificates (``SPEC.md``, "Lower: Neumann certificate";
+:ref:`prop-neumann-lower`): rows :math:`S`, disjoint key groups and :math:`M = A_S G` with
+:math:`\|M^{-1}\|_{\infty\to\infty}\,\varepsilon < 1` prove :math:`\mathrm{rank}_\varepsilon(A) \ge
+p`; verification bounds :math:`\|M^{-1}\|` through an approximate inverse with every rounding
+(:func:`inverse_norm_bound`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 
 from .certificates import GroupedLowerCertificate
-from .checks import eps_value, gamma, parse_stored, real_matrix
+from .checks import eps_value, gamma, real_matrix
 
 __all__ = ["NeumannCertificate", "neumann_lower_bound", "neumann_search", "inverse_norm_bound",
            "farthest_point_order", "attention_farthest_order"]
@@ -79,27 +75,11 @@ class NeumannCertificate(GroupedLowerCertificate):
     kind: str = "neumann"
     nonempty_groups: ClassVar[bool] = True
 
-    def inverse_norm_bound(self, A) -> float:
-        r"""Rigorous upper bound on :math:`\|M^{-1}\|_{\infty\to\infty}` for ``M = A_S G``
-        (``inf`` when none can be certified or the stored data are malformed)."""
-        A = real_matrix("A", A)
-        parsed = parse_stored(self._parse, *A.shape)
-        if parsed is None:
-            return float("inf")
-        rows, groups = parsed
-        return _bound_from_rows(lambda idx: A[idx], rows, _labels(groups, A.shape[1]), A.shape[1])
-
     def _holds(self, A, eps, rows, groups) -> bool:
-        labels = _labels(groups, A.shape[1])
+        labels = np.full(A.shape[1], -1, dtype=np.int64)  # key j in group b: labels[j] = b
+        for b, g in enumerate(groups):
+            labels[g] = b
         return _condition(_bound_from_rows(lambda idx: A[idx], rows, labels, A.shape[1]), eps)
-
-
-def _labels(groups: list, m: int) -> np.ndarray:
-    """Key labels of disjoint index groups: ``labels[j] = b`` for ``j`` in group ``b``, else -1."""
-    labels = np.full(m, -1, dtype=np.int64)
-    for b, g in enumerate(groups):
-        labels[g] = b
-    return labels
 
 
 def _bound_from_rows(rows_of, rows: np.ndarray, labels: np.ndarray, m: int) -> float:
@@ -157,19 +137,11 @@ def _voronoi_labels(rows_of, S: np.ndarray, m: int, block: int = 256) -> np.ndar
 
 def _try(rows_of, S: np.ndarray, m: int, eps: float):
     """Neumann certificate on the centres ``S`` with Voronoi groups (``None`` if it fails)."""
-    lab = _voronoi_labels(rows_of, S, m)
-    used = np.bincount(lab, minlength=S.size) > 0
-    if not used.all():  # a centre with an empty cell: drop it
-        keep = np.flatnonzero(used)
-        remap = np.full(S.size, -1)
-        remap[keep] = np.arange(keep.size)
-        S, lab = S[keep], remap[lab]
+    keep, lab = np.unique(_voronoi_labels(rows_of, S, m), return_inverse=True)
+    S = S[keep]  # a centre with an empty cell is dropped
     if not _condition(_bound_from_rows(rows_of, S, lab, m), eps):
         return None
-    groups = [[] for _ in range(S.size)]
-    for j, b in enumerate(lab.tolist()):
-        groups[b].append(j)
-    return NeumannCertificate(rows=S.tolist(), groups=groups)
+    return NeumannCertificate(rows=S.tolist(), groups=[np.flatnonzero(lab == b).tolist() for b in range(S.size)])
 
 
 def neumann_search(rows_of, n: int, m: int, eps: float, order: np.ndarray, lo: int = 0):
@@ -180,29 +152,24 @@ def neumann_search(rows_of, n: int, m: int, eps: float, order: np.ndarray, lo: i
     if eps >= 1 or n == 0 or m == 0 or order.size == 0:
         return best
     pmax = order.size
-    p = max(2, min(pmax, max(lo, 1)))
-    hi = None
-    while True:
+    p, hi = max(2, min(pmax, max(lo, 1))), None
+    while hi is None:  # doubling
         c = _try(rows_of, order[:p], m, eps)
-        if c is not None and c.rank >= best.rank:
-            best = c
-            if p == pmax:
-                break
-            p = min(pmax, 2 * p)
-        else:
+        if c is None or c.rank < best.rank:
             hi = p
-            break
+        elif p == pmax:
+            return c
+        else:
+            best, p = c, min(pmax, 2 * p)
     lo_p = max(best.rank, 1)
-    if hi is not None:
-        while hi - lo_p > 1:
-            mid = (lo_p + hi) // 2
-            c = _try(rows_of, order[:mid], m, eps)
-            if c is not None:
-                if c.rank > best.rank:
-                    best = c
-                lo_p = mid
-            else:
-                hi = mid
+    while hi - lo_p > 1:  # bisection
+        mid = (lo_p + hi) // 2
+        c = _try(rows_of, order[:mid], m, eps)
+        if c is None:
+            hi = mid
+        else:
+            best = c if c.rank > best.rank else best
+            lo_p = mid
     return best
 
 

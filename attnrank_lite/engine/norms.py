@@ -19,18 +19,9 @@ def row_l1(E) -> float:
 
 def row_l1_blockwise(A: np.ndarray, L: np.ndarray | None = None, R: np.ndarray | None = None,
                      block: int = 1024, bound: bool = False):
-    r"""Row l1 norms of :math:`A - L R` (of :math:`A` when ``L is None``), in row blocks: the one row-l1
-    error loop (searches, every ``verify``, :func:`row_l1`); ``L @ R`` is never formed in full.
-
-    Parameters
-    ----------
-    A : ndarray, shape (n, m)
-    L : ndarray, shape (n, k), optional
-    R : ndarray, shape (k, m), optional
-    block : int
-        Rows per block (memory ``O(block * m)``).
-    bound : bool
-        Also return a proven bound on each computed row sum's rounding error.
+    r"""Row l1 norms of :math:`A` (n, m) minus :math:`L R` (n, k times k, m; none when ``L is None``),
+    ``block`` rows at a time (``L @ R`` never formed in full); with ``bound``, also a proven bound on
+    each computed row sum's rounding error.
 
     Returns
     -------

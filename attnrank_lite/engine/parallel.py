@@ -1,11 +1,8 @@
-"""Independent tasks on a ``concurrent.futures.Executor``: results in submission order.
-
-Every sweep is a list of independent configurations. :func:`run_tasks` runs a module-level task
-function on each, in a plain loop (``executor=None``: the sequential code, byte-identical
-tables) or through any executor: a thread or process pool, or Dask's ``Client.get_executor()``
-(:func:`dask_executor`). Tasks rebuild their inputs from small arguments and return plain rows.
-Each task's memory estimate is compared with the smallest worker's limit before anything is
-submitted (:class:`TaskTooLarge`). ``dask``/``distributed`` are imported only when used."""
+"""Independent tasks on a ``concurrent.futures.Executor`` (:func:`run_tasks`), results in submission
+order: a plain loop (``executor=None``: the sequential code, byte-identical tables), a thread or
+process pool, or Dask's ``Client.get_executor()`` (:func:`dask_executor`; ``dask``/``distributed``
+imported only when used). Each task's memory estimate is compared with the smallest worker's limit
+before anything is submitted (:class:`TaskTooLarge`)."""
 from __future__ import annotations
 
 import contextlib
@@ -22,14 +19,11 @@ __all__ = ["TaskTooLarge", "SchedulerUnreachable", "run_tasks", "executor_memory
 
 #: seconds a Dask scheduler has to answer (connection and handshake) before the connection is given up
 CONNECT_TIMEOUT_S = 20.0
-
 #: memory a local worker process needs before its first task (Python, numpy, scipy, distributed)
 WORKER_BASE_BYTES = 300 * 2 ** 20
-
 #: environment variable naming a running Dask scheduler (``tcp://HOST:PORT``); papermill kernels
 #: inherit it from the command line
 SCHEDULER_ENV = "ATTNRANK_SCHEDULER"
-
 #: environment variables read by the BLAS/OpenMP libraries numpy, scipy and torch load
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -42,8 +36,7 @@ class TaskTooLarge(ValueError):
 
 
 class SchedulerUnreachable(OSError):
-    """No Dask scheduler answered at the address within :data:`CONNECT_TIMEOUT_S` (or what answered
-    is not one)."""
+    """No Dask scheduler answered at the address within :data:`CONNECT_TIMEOUT_S`."""
 
 
 def check_scheduler_address(address: str) -> str:
@@ -63,8 +56,7 @@ def check_scheduler_address(address: str) -> str:
 
 
 def max_local_workers() -> int:
-    """Most local worker processes this machine can start: at most its cores, and at most
-    what its available memory holds at :data:`WORKER_BASE_BYTES` each (at least 1)."""
+    """Most local workers: at most the cores and the available memory at :data:`WORKER_BASE_BYTES` each."""
     import psutil
 
     cores = os.cpu_count() or 1
@@ -107,18 +99,11 @@ def format_bytes(b: float) -> str:
     return f"{b / 1024:.0f} KiB"
 
 
-def _dask_client(executor):
-    """The ``distributed.Client`` behind a ``Client.get_executor()`` executor, else None."""
-    client = getattr(executor, "_client", None)
-    mod = type(client).__module__ if client is not None else ""
-    return client if mod.startswith("distributed") else None
-
-
 def executor_memory_limit(executor) -> tuple[float, str] | None:
     """The smallest worker memory limit of a Dask executor as ``(bytes, worker address)``; None for
     other executors (they share this machine's memory) and for workers without a limit."""
-    client = _dask_client(executor)
-    if client is None:
+    client = getattr(executor, "_client", None)  # the Client behind Client.get_executor()
+    if client is None or not type(client).__module__.startswith("distributed"):
         return None
     workers = client.scheduler_info(n_workers=-1).get("workers", {})
     limits = [(float(w["memory_limit"]), addr) for addr, w in workers.items() if w.get("memory_limit")]
@@ -127,7 +112,8 @@ def executor_memory_limit(executor) -> tuple[float, str] | None:
 
 def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=None, on_done=None,
               desc: str = "", label=repr, cost=None) -> list:
-    """``[fn(*t) for t in tasks]``, sequentially or on ``executor``, in submission order.
+    """``[fn(*t) for t in tasks]``, sequentially (``executor=None``) or on ``executor``, in submission
+    order, with a progress bar labelled ``desc``.
 
     Parameters
     ----------
@@ -135,14 +121,12 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
         A module-level function (picklable by reference) returning plain data.
     tasks : sequence of tuple
     executor : concurrent.futures.Executor, optional
-        ``None``: a plain loop in this process.
     need : callable, optional
         ``need(*t) -> (bytes, what)``, checked against ``limit`` (default
         :func:`executor_memory_limit`) before anything runs (else :class:`TaskTooLarge`).
     on_done : callable, optional
         ``on_done(i, result)`` here as each task finishes (completion order).
     desc : str
-        Progress-bar label.
     label : callable
         ``label(t)`` names a task in the memory message.
     cost : callable, optional
@@ -158,24 +142,21 @@ def run_tasks(fn, tasks, executor: Executor | None = None, *, need=None, limit=N
                         f"task {label(t)} needs about {format_bytes(b)} for {what}, more than the "
                         f"{format_bytes(limit[0])} memory limit of the smallest worker ({limit[1]}); "
                         "give the workers more memory or lower n/beta")
+    futures = {}
     if executor is None:
-        out = []
-        for i, t in enumerate(progress(tasks, desc=desc, total=len(tasks))):
-            out.append(fn(*t))
-            if on_done is not None:
-                on_done(i, out[-1])
-        return out
-    order = range(len(tasks))
-    if cost is not None:
-        order = sorted(order, key=lambda i: -cost(*tasks[i]))  # stable: ties keep task order
-    futures = {executor.submit(fn, *tasks[i]): i for i in order}
+        done = ((i, fn(*t)) for i, t in enumerate(tasks))
+    else:
+        order = range(len(tasks))
+        if cost is not None:
+            order = sorted(order, key=lambda i: -cost(*tasks[i]))  # stable: ties keep task order
+        futures = {executor.submit(fn, *tasks[i]): i for i in order}
+        done = ((futures[fut], fut.result()) for fut in as_completed(futures))
     out = [None] * len(tasks)
     try:
-        for fut in progress(as_completed(futures), desc=desc, total=len(tasks)):
-            i = futures[fut]
-            out[i] = fut.result()
+        for i, result in progress(done, desc=desc, total=len(tasks)):
+            out[i] = result
             if on_done is not None:
-                on_done(i, out[i])
+                on_done(i, result)
     except BaseException:
         for fut in futures:
             fut.cancel()
@@ -213,8 +194,7 @@ def dask_executor(workers: int | None = None, scheduler: str | None = None, memo
 
 
 def executor_from_env(workers: int | None = None, scheduler: str | None = None):
-    """:func:`dask_executor` for ``workers`` / ``scheduler`` / ``$ATTNRANK_SCHEDULER``, else a
-    context yielding ``None`` (the sequential loop)."""
+    """:func:`dask_executor` for ``workers`` / ``scheduler`` / ``$ATTNRANK_SCHEDULER``, else ``None``."""
     scheduler = scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
     if workers is None and scheduler is None:
         return contextlib.nullcontext(None)

@@ -1,10 +1,5 @@
-"""Progress bars that show on a terminal and stay quiet in the built book.
-
-A bar is drawn on standard error when it is a terminal (tqdm's ``disable=None``: a script run from
-a shell), never in an executed notebook, whose standard error is captured. ``ATTNRANK_PROGRESS=1``
-forces bars on (in Jupyter they appear in the cell's output), ``ATTNRANK_PROGRESS=0`` off (the
-website build sets it).
-"""
+"""Progress bars on a terminal (tqdm's ``disable=None``), quiet in an executed notebook; the
+environment variable ``ATTNRANK_PROGRESS=1`` forces them on, ``ATTNRANK_PROGRESS=0`` off."""
 from __future__ import annotations
 
 import os
@@ -16,17 +11,8 @@ __all__ = ["progress"]
 
 
 def progress(iterable, desc: str = "", total: int | None = None, delay: float = 0.0):
-    """``iterable`` wrapped in a tqdm bar labelled ``desc`` when bars are on, else unchanged.
-
-    Parameters
-    ----------
-    iterable : iterable
-    desc : str
-    total : int, optional
-        Number of items, when ``len(iterable)`` is not available.
-    delay : float
-        Seconds before the bar is first drawn (a loop that ends sooner draws nothing).
-    """
+    """``iterable`` wrapped in a tqdm bar labelled ``desc`` (``total`` items, first drawn after
+    ``delay`` seconds) when bars are on, else unchanged."""
     flag = os.environ.get("ATTNRANK_PROGRESS")
     if flag == "0":
         return iterable

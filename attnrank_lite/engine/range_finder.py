@@ -1,12 +1,8 @@
 r"""The one randomized range finder (Halko, Martinsson and Tropp, *SIAM Review* 53, 2011,
-Algorithms 4.3/4.4 and 5.1) over the row blocks of a :class:`~attnrank_lite.engine.row_source.RowSource`.
-
-With a Gaussian :math:`G` (n x l) it forms :math:`W_0 = \mathrm{orth}(A^\top G)`, then
-``power_iters`` times :math:`W \leftarrow \mathrm{orth}(A^\top A W)` (one pass each), and the
-Rayleigh–Ritz step on :math:`P = AW`: with :math:`P^\top P = Z \Sigma^2 Z^\top`, :math:`V = WZ`
-is ordered like the top right-singular vectors and :math:`AV = PZ`. Each orthonormalisation is
-Cholesky QR twice (Householder when ill-conditioned), on ``m x l`` matrices only. Nothing here
-is trusted: the basis only proposes factorisations, which the searches verify."""
+Algorithms 4.3/4.4 and 5.1) over the row blocks of a :class:`~attnrank_lite.engine.row_source.RowSource`:
+:math:`W = \mathrm{orth}(A^\top G)`, ``power_iters`` times :math:`W \leftarrow \mathrm{orth}(A^\top A W)`,
+then Rayleigh–Ritz on :math:`P = AW` (:math:`P^\top P = Z \Sigma^2 Z^\top`, :math:`V = WZ`,
+:math:`AV = PZ`). Nothing here is trusted: the basis only proposes factorisations, which the searches verify."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,19 +23,17 @@ def cholesky_qr2(C: np.ndarray, tiny: float):
     factorisation fails or some :math:`|R_{jj}|` is at most ``tiny`` (use Householder QR then)."""
     if C.shape[1] == 0:
         return None, None
-    try:
-        Lc = np.linalg.cholesky(C.T @ C)
-    except np.linalg.LinAlgError:
-        return None, None
-    diag = np.abs(np.diag(Lc))
-    if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
-        return None, None
-    Q = C @ np.linalg.inv(Lc).T  # C R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
-    try:
-        L2 = np.linalg.cholesky(Q.T @ Q)
-    except np.linalg.LinAlgError:
-        return None, None
-    Q = Q @ np.linalg.inv(L2).T
+    Q, diag = C, None
+    for _ in range(2):
+        try:
+            Lc = np.linalg.cholesky(Q.T @ Q)
+        except np.linalg.LinAlgError:
+            return None, None
+        if diag is None:
+            diag = np.abs(np.diag(Lc))
+            if not np.all(np.isfinite(diag)) or diag.min() <= tiny:
+                return None, None
+        Q = Q @ np.linalg.inv(Lc).T  # Q R^{-1} with R = Lc^T (small c x c inverse, one GEMM)
     return np.asfortranarray(Q), diag
 
 
@@ -57,8 +51,7 @@ def orthonormalize(C: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RitzBasis:
-    """Result of :func:`randomized_range_finder`: ``V`` (m, l) orthonormal, by decreasing Ritz value;
-    ``AV`` (n, l) ``= A @ V``; ``sigma`` (l,) the Ritz values."""
+    """``V`` (m, l) orthonormal, by decreasing Ritz value ``sigma`` (l,), and ``AV`` (n, l) ``= A @ V``."""
 
     V: np.ndarray
     AV: np.ndarray
@@ -68,10 +61,8 @@ class RitzBasis:
 def randomized_range_finder(source: RowSource, size: int, *, power_iters: int = POWER_ITERS,
                             seed: int = 0, dtype=np.float32) -> RitzBasis:
     """Randomized approximation (a :class:`RitzBasis`) of the top-``size`` right-singular subspace of
-    ``A`` (a ``RowSource``; ``2 + power_iters`` passes over its row blocks), ``1 <= size <=
-    min(n, m)`` columns, oversampling included, from a Gaussian test matrix of ``seed``. The passes'
-    products run in ``dtype`` (float32 by default: half the time); the Ritz step and the returned
-    arrays are float64."""
+    ``A`` (``2 + power_iters`` passes; Gaussian test matrix of ``seed``); the passes' products run in
+    ``dtype``, the Ritz step and the returned arrays in float64."""
     n, m = source.n, source.m
     l = int(min(max(1, size), n, m))
     rng = np.random.default_rng(seed)

@@ -1,7 +1,5 @@
-r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`), and the row sample shared by
-the searches (:func:`evenly_spaced_rows`). A stored matrix answers with views of itself; points
-(queries, keys, ``beta``, log-weights) by computing the rows with the dense code path, so memory
-stays :math:`O(\text{block}\cdot m)`."""
+r"""Rows of a matrix ``A`` without storing it (:class:`RowSource`: views of a stored matrix, or rows
+computed from the points by the dense code path), and the row sample shared by the searches."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,8 +44,7 @@ class RowSource:
 
     @classmethod
     def from_points(cls, Q, beta: float, *, K=None, log_weights=None, block: int = 512) -> RowSource:
-        r"""Rows of :math:`A = \mathrm{rowsoftmax}(\beta QK^\top + \mathbf 1\log w^\top)` computed
-        on demand (``K = None``: self-attention)."""
+        """Rows of the attention of ``Q`` on ``K`` (``None``: self-attention) computed on demand."""
         Q, K = query_key_pair(Q, K)
         beta = finite_nonnegative("beta", beta)
         lw = None if log_weights is None else _check_log_weights(log_weights, K.shape[0])
@@ -55,21 +52,13 @@ class RowSource:
             raise ValueError("log_weights must have at least one finite entry")
         if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
             raise ValueError(f"block must be a positive integer, got {block!r}")
-
         if K.shape[0] == 0:
             raise ValueError("softmax attention needs at least one key (K has 0 rows)")
-
-        # checked once here; the blocks are not checked again, unless beta <q, k> could
-        # overflow (|<q, k>| <= |q| |k|: then every block takes the checked path, which raises)
+        # checked once here; unless beta <q, k> could overflow, the blocks are not checked again
         bound = beta * float(np.linalg.norm(Q, axis=1).max(initial=0.0)) * float(np.linalg.norm(K, axis=1).max())
-        if np.isfinite(bound) and bound < 1e300:
-            def rows(idx):
-                return attention_rows(Q[idx], K, beta, lw)
-        else:
-            def rows(idx):
-                return softmax_attention(Q[idx], K, beta, lw)
-
-        return cls(Q.shape[0], K.shape[0], rows, block=int(block), points=(Q, K, beta, lw))
+        kernel = attention_rows if np.isfinite(bound) and bound < 1e300 else softmax_attention
+        return cls(Q.shape[0], K.shape[0], lambda idx: kernel(Q[idx], K, beta, lw), block=int(block),
+                   points=(Q, K, beta, lw))
 
     def blocks(self):
         """``(slice, rows)`` for consecutive blocks of ``block`` rows covering ``0..n-1``."""

@@ -1,43 +1,34 @@
-r"""Certified brackets from the points themselves, without storing the attention matrix.
-
-For :math:`A = \mathrm{rowsoftmax}(\beta QK^\top + \mathbf 1\log w^\top)` with keys on the unit
-sphere the points become a :class:`~attnrank_lite.engine.row_source.RowSource` whose row blocks
-are rebuilt by the dense code path on every pass (memory :math:`O(\text{block}\cdot m)` plus the
-upper factors), and :mod:`attnrank_lite.engine.assemble` applies the best-of rule (harmonic upper
-certificates: :ref:`thm-sphere-upper`). The certificates are ordinary ones: when ``A`` fits in
-memory, ``bracket.verify(A, eps)`` rechecks them."""
+r"""Certified brackets from the points themselves, without storing the attention matrix: the points
+become a :class:`~attnrank_lite.engine.row_source.RowSource` (memory :math:`O(\text{block}\cdot m)`
+plus the upper factors) and :mod:`attnrank_lite.engine.assemble` applies the best-of rule. The
+certificates are ordinary ones: when ``A`` fits in memory, ``bracket.verify(A, eps)`` rechecks them."""
 from __future__ import annotations
 
 import numpy as np
 
-from .assemble import FROBENIUS_LIMIT, STREAMED_SVD_LIMIT, CostLimits, assemble_brackets, check_effort
+from .assemble import CostLimits, assemble_brackets, check_effort
 from .attention import query_key_pair
 from .certified_bracket import RankBracket
 from .checks import eps_value
 from .harmonic import HarmonicBasis
 from .row_source import RowSource
 
-__all__ = ["point_bracket", "point_brackets", "FROBENIUS_LIMIT", "SVD_LIMIT"]
-
-#: the streamed SVD family's limit on ``n * m`` (the assembler's ``STREAMED_SVD_LIMIT``)
-SVD_LIMIT = STREAMED_SVD_LIMIT
+__all__ = ["point_bracket", "point_brackets"]
 
 
 def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
                    svd="auto", block: int = 512, limits: CostLimits | None = None,
                    effort: str = "auto") -> list[RankBracket]:
-    """:func:`point_bracket` at several eps (in their order), passes over ``A`` shared; ``limits``
-    overrides the :class:`~attnrank_lite.engine.assemble.CostLimits`."""
+    """:func:`point_bracket` at several eps (in their order), passes shared; ``limits``: the ``CostLimits``."""
     effort = check_effort(effort)
     Q, K = query_key_pair(Q, K)
     eps_list = [eps_value(e) for e in np.atleast_1d(np.asarray(eps_values, dtype=np.float64)).tolist()]
     if svd not in ("auto", True, False):
         raise ValueError(f"svd must be 'auto', True or False, got {svd!r}")
     source = RowSource.from_points(Q, beta, K=K, log_weights=log_weights, block=block)
-    m = source.m
     if basis is None:
         basis = HarmonicBasis(K, source.points[3])
-    elif basis.m != m or basis.K.shape != K.shape or not np.array_equal(basis.K, K):
+    elif basis.m != source.m or basis.K.shape != K.shape or not np.array_equal(basis.K, K):
         raise ValueError("basis was built for other keys than K")
     return assemble_brackets(source, eps_list, points=Q, basis=basis, svd=svd, limits=limits, effort=effort)
 
@@ -45,31 +36,23 @@ def point_brackets(Q, beta: float, eps_values, *, K=None, log_weights=None, basi
 def point_bracket(Q, beta: float, eps: float, *, K=None, log_weights=None, basis: HarmonicBasis | None = None,
                   svd="auto", block: int = 512, effort: str = "auto") -> RankBracket:
     r"""Certified bracket on :math:`\mathrm{rank}_\varepsilon(A)`, ``A`` the attention of ``Q`` on ``K``,
-    computed from the points without storing ``A``.
+    computed from the points without storing ``A``; ``verify(softmax_attention(Q, K, beta,
+    log_weights), eps)`` rechecks it.
 
     Parameters
     ----------
     Q : array_like, shape (n, d)
-        Queries (any finite points).
     beta, eps : float
-        Inverse temperature and error level, ``>= 0``.
     K : array_like, shape (m, d), optional
         Keys on the unit sphere; default ``K = Q``.
     log_weights : array_like, shape (m,), optional
     basis : HarmonicBasis, optional
-        A basis of the same keys, shared across calls (independent of ``beta``).
+        A basis of the same keys, to share across calls.
     svd : {"auto", True, False}
-        The streamed SVD family (a sketch of the harmonic rank plus 10); ``"auto"``: when
-        ``n * m <= SVD_LIMIT``.
+        The streamed SVD family; ``"auto"``: when ``n * m`` is within ``CostLimits.streamed_svd``.
     block : int
-        Rows per generated block (memory about ``4 * block * m * 8`` bytes).
     effort : {"auto", "max"}
         As in :func:`~attnrank_lite.engine.bracket.rank_bracket`.
-
-    Returns
-    -------
-    RankBracket
-        Rechecked by ``verify(softmax_attention(Q, K, beta, log_weights), eps)``.
 
     Examples
     --------

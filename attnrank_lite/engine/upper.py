@@ -53,19 +53,10 @@ def svd_upper_bound(A, eps: float, svd=None, lo: int = 0) -> SubspaceCertificate
 
 def randomized_family(A, eps: float, start: int = 32, power_iters: int = POWER_ITERS, seed: int = 0,
                       oversample: int = 10, lo: int = 0):
-    """Randomized nested family that meets ``eps`` (Halko–Martinsson–Tropp), and its certificate.
-
-    Doubles the sketch size ``l`` (from ``start + oversample``) until a member of
-    ``B_k = (A V_k) V_k^T`` meets ``eps``, ``V`` (m, l) from
-    :func:`~attnrank_lite.engine.range_finder.randomized_range_finder`; from ``l >= min(n, m) / 2``
-    on, the exact SVD family. ``lo`` is a rank known to fail.
-
-    Returns
-    -------
-    cert : SubspaceCertificate
-        Verified on ``A``.
-    family : tuple ``(V, source)`` or None
-        The basis, to search again at a larger eps (``None`` when ``B = A`` was used)."""
+    """Randomized nested family ``B_k = (A V_k) V_k^T`` that meets ``eps``: the sketch size ``l``
+    doubles from ``start + oversample`` (the exact SVD family from ``l >= min(n, m) / 2`` on); ``lo``
+    a rank known to fail. Returns the certificate, verified on ``A``, and the family ``(V, source)``
+    to search again at a larger eps (``None`` when ``B = A`` was used)."""
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     full = min(n, m)
