@@ -13,24 +13,19 @@ __all__ = ["decaying_head", "hidden_instance", "random_perturbation_pairs",
 
 
 def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 3.0, seed: int = 0):
-    r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``.
-
-    Queries :math:`R^\top (y_i, z_i)` with nuisance :math:`z_i \sim N(0, \text{nuisance}^2 I)`,
-    keys :math:`R^\top (x_j, c\mathbf 1)` (``c = const``), ``R`` a random rotation: the extra logit
-    term :math:`c\,\mathbf 1^\top z_i` is row-scalar, so ``rowsoftmax`` is unchanged while the
-    logit rank is ``r + 1``.
+    r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``: queries
+    :math:`R^\top (y_i, z_i)`, :math:`z_i \sim N(0, \text{nuisance}^2 I)`, keys
+    :math:`R^\top (x_j, c\mathbf 1)` (``c = const``), ``R`` a random rotation. The extra logit term
+    :math:`c\,\mathbf 1^\top z_i` is row-scalar: ``rowsoftmax`` is unchanged, the logit rank ``r + 1``.
 
     Parameters
     ----------
-    Y : array_like, shape (n, r)
-    X : array_like, shape (m, r)
-    extra : int
-        ``>= 1``.
+    Y, X : array_like, shapes (n, r) and (m, r)
+    extra : int, >= 1
 
     Returns
     -------
-    Q : ndarray, shape (n, r + extra)
-    K : ndarray, shape (m, r + extra)
+    Q, K : ndarray, shapes (n, r + extra) and (m, r + extra)
     """
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))

@@ -1,13 +1,6 @@
 r"""Softmax-visible interaction geometry of a head (``prop-quotient``, ``def-visible-dimension``,
 ``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``,
-``thm-interaction-subspaces``).
-
-Row-softmax ignores row-scalar logit terms; column-scalar terms are key log-weights
-(``prop-multiplicity``). What is left is the doubly centred matrix :math:`P_nLP_m`,
-:math:`P_k = I_k - \tfrac1k\mathbf 1\mathbf 1^\top`, whose numerical rank is the *visible
-dimension*. Truncating the interaction ``M`` to rank ``s`` moves attention row ``i`` by at most
-:math:`2\tanh(\mathrm{osc}_i/4)` in l1 (``lem-softmax-perturbation``).
-"""
+``thm-interaction-subspaces``; SPEC.md section 3, chapters 4 and 5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +12,7 @@ from ..engine.norms import row_l1
 from ..engine.perturbation import oscillation, oscillation_bound
 from .polynomial import polynomial_certificate
 
-__all__ = ["double_centre", "head_interaction_singular_values", "head_visible_dimension",
+__all__ = ["double_centre", "head_visible_dimension",
            "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
            "truncate_interaction", "truncation_tradeoff", "visible_coordinates",
            "visible_dimension"]
@@ -32,9 +25,7 @@ def _numerical_rank(sigma: np.ndarray, rtol: float, floor: float = 0.0) -> int:
     """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding
     noise of the centring: a quotient that is zero in exact arithmetic has dimension 0)."""
     sigma = np.asarray(sigma, dtype=np.float64)
-    if sigma.size == 0:
-        return 0
-    top = float(sigma.max())
+    top = float(sigma.max()) if sigma.size else 0.0
     if not top > 0:
         return 0
     return int(np.count_nonzero((sigma > rtol * top) & (sigma > floor)))
@@ -146,12 +137,14 @@ def _centred(H, dm: int, name: str) -> np.ndarray:
     return H - H.mean(axis=0, keepdims=True)
 
 
-def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
-                                     query_states=None):
-    r"""``(sigma, floor)``: the decreasing singular values of a head's visible bilinear form
-    :math:`H_{q,c} W_Q^\top W_K H_{k,c}^\top` (``prop-head-visible``; ``W`` of shape (d_head,
-    d_model), centred states or ``None`` for the identity; the biases, only shape-checked, never
-    enter), and the rounding level below which they are zero as far as float64 can tell."""
+def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
+                           rtol: float = 1e-10, query_states=None) -> int:
+    r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
+    (``prop-head-visible``; ``W`` of shape (d_head, d_model)): ``b_K`` is row-scalar and ``b_Q``
+    column-scalar, so neither counts (only their shapes are checked); ``key_states``,
+    ``query_states`` (N, d_model): the states keys and queries range over, centred (``None``: all
+    of R^d_model). Singular values below the rounding level of the product are zero."""
+    rtol = _check_rtol(rtol)
     W_Q = np.atleast_2d(np.asarray(W_Q, dtype=np.float64))
     W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
     dh, dm = W_Q.shape
@@ -164,32 +157,18 @@ def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
         raise ValueError("head weights must be finite")
     scale = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K))
     size = dm
-    left = W_Q.T  # (d_model or n, d_head)
+    left, right = W_Q.T, W_K  # left: (d_model or n, d_head)
     if query_states is not None:
-        Hq = np.atleast_2d(np.asarray(query_states, dtype=np.float64))
-        left = _centred(Hq, dm, "query_states") @ W_Q.T
-        scale *= float(np.linalg.norm(Hq))
-        size = max(size, Hq.shape[0])
-    right = W_K
+        left = _centred(query_states, dm, "query_states") @ W_Q.T
     if key_states is not None:
-        Hk = np.atleast_2d(np.asarray(key_states, dtype=np.float64))
-        right = W_K @ _centred(Hk, dm, "key_states").T
-        scale *= float(np.linalg.norm(Hk))
-        size = max(size, Hk.shape[0])
+        right = W_K @ _centred(key_states, dm, "key_states").T
+    for H in (query_states, key_states):
+        if H is not None:
+            H = np.atleast_2d(np.asarray(H, dtype=np.float64))
+            scale *= float(np.linalg.norm(H))
+            size = max(size, H.shape[0])
     _, R = np.linalg.qr(left)
-    sigma = np.linalg.svd(R @ right, compute_uv=False)
-    return sigma, _floor(size, scale)
-
-
-def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
-                           rtol: float = 1e-10, query_states=None) -> int:
-    r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
-    (``prop-head-visible``): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so neither counts;
-    ``key_states``, ``query_states`` (N, d_model): the states keys and queries range over
-    (``None``: all of R^d_model)."""
-    rtol = _check_rtol(rtol)
-    sigma, floor = head_interaction_singular_values(W_Q, b_Q, W_K, b_K, key_states, query_states)
-    return _numerical_rank(sigma, rtol, floor)
+    return _numerical_rank(np.linalg.svd(R @ right, compute_uv=False), rtol, _floor(size, scale))
 
 
 def _truncation_rank(s) -> int:

@@ -129,10 +129,7 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
         ell, _, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             B = g * p
-            if A is None:
-                Ablk = row_softmax(ell + lw[None, :])
-            else:
-                Ablk = A[sl]
+            Ablk = row_softmax(ell + lw[None, :]) if A is None else A[sl]
             E = np.abs(Ablk - B).sum(axis=1)
         err[sl] = np.where(np.isfinite(E), E, np.inf)
         if with_margin:
@@ -220,11 +217,11 @@ class PolynomialCertificate(UpperCertificate):
         """Build ``B`` explicitly, shape (n, m) (for small cases)."""
         return polynomial_matrix(self.Qv, self.Kv, self.beta, self.degree, self.log_weights)
 
-    def verify(self, A, eps: float) -> bool:
-        """``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the margin of
-        :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``.
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``count`` when ``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the
+        margin of :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``.
 
-        A bad ``A`` or ``eps`` raises; malformed stored data give ``False``.
+        A bad ``A`` or ``eps`` raises; malformed stored data give ``None``.
         """
         A = real_matrix("A", A)
         eps = eps_value(eps)
@@ -239,19 +236,14 @@ class PolynomialCertificate(UpperCertificate):
             return (*parsed, D)
 
         parsed = parse_stored(parse)
-        if parsed is None:
-            return False
+        if parsed is None or A.shape != (parsed[0].shape[0], parsed[1].shape[0]):
+            return None
         Qv, Kv, beta, lw, D = parsed
-        if A.shape != (Qv.shape[0], Kv.shape[0]):
-            return False
-        if A.shape[0] == 0:
-            return True
-        err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
-        return bool(np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps))
-
-    def certified_rank(self, A, eps: float) -> int | None:
-        """``count`` when :meth:`verify` holds."""
-        return int(self.count) if self.verify(A, eps) else None
+        if A.shape[0]:
+            err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
+            if not np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps):
+                return None
+        return int(self.count)
 
     def as_dict(self) -> dict:
         return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
@@ -365,10 +357,7 @@ def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
         lw = base + float(beta) * off if weighted else None
         cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree,
                                       log_weights=lw)
-        if attention is None:
-            A = softmax_attention(Qv, Kv, beta, log_weights=lw)
-        else:
-            A = attention(beta)
+        A = softmax_attention(Qv, Kv, beta, log_weights=lw) if attention is None else attention(beta)
         rows.append({"beta": float(beta), "dim": int(np.atleast_2d(Qv).shape[1]), **_found(cert),
                      "verified": False if cert is None else cert.verify(A, eps)})
     return rows

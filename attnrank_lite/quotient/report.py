@@ -1,8 +1,5 @@
-r"""Tables and quoted numbers of chapters 4 and 5.
-
-Each function returns the tables a chapter shows and, where its prose quotes numbers, a dict of
-strings for ``myst_nb.glue`` computed from the run's own tables.
-"""
+r"""Tables of chapters 4 and 5, and the numbers their prose quotes (strings for ``myst_nb.glue``,
+from the run's own tables)."""
 from __future__ import annotations
 
 import os
@@ -133,12 +130,10 @@ def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
     tail = law.groupby(["r", "family"]).tail(fit_points)
     fits = judged_slope_table(tail, lambda g: g["r"] / 2, by=("r", "family"))
     fits["max width"] = fits["r"] / 4
-    n_slope, ratio_slope = {}, {}
-    for key, g in tail.groupby(["r", "family"]):
-        n_slope[key] = fit_loglog_slope(g["beta"], g["n"]).slope
-        ratio_slope[key] = fit_loglog_slope(g["beta"], g["upper"] / g["n"]).slope
-    fits["n slope"] = [n_slope[(f.r, f.family)] for f in fits.itertuples()]
-    fits["upper/n slope"] = [ratio_slope[(f.r, f.family)] for f in fits.itertuples()]
+    tails = dict(list(tail.groupby(["r", "family"])))
+    groups = [tails[(f.r, f.family)] for f in fits.itertuples()]
+    fits["n slope"] = [fit_loglog_slope(g["beta"], g["n"]).slope for g in groups]
+    fits["upper/n slope"] = [fit_loglog_slope(g["beta"], g["upper"] / g["n"]).slope for g in groups]
     fits["can fail"] = ~((fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper"))
     return fits
 
@@ -241,8 +236,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
         sel = pd.concat([useful, vac])
         row = judge_slope(sel["beta"], sel["count"], r / 2,
                           left_out=(sel["count"] >= n).to_numpy())
-        row.update(r=r, beta_min=float(useful["beta"].min()) if len(useful) else np.nan,
-                   beta_max=float(useful["beta"].max()) if len(useful) else np.nan)
+        row.update(r=r, beta_min=float(useful["beta"].min()), beta_max=float(useful["beta"].max()))
         if np.isfinite(row["slope"]):
             out[f"count_slope_r{r}"] = (
                 interval_text(row["slope"], row["ci_low"], row["ci_high"])
@@ -343,8 +337,7 @@ def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
                              **ia.residual_bounds(Q, K, M, s, beta)})
     trunc = pd.DataFrame(rows)
     tol = ROUNDING
-    ok = ((trunc["measured"] <= trunc["tanh"] + tol).all()
-          and (trunc["tanh"] <= trunc["osc"] + tol).all()
+    ok = ((trunc["measured"] <= trunc["tanh"] + tol).all() and (trunc["tanh"] <= trunc["osc"] + tol).all()
           and (trunc["osc"] <= trunc["sigma"] * (1 + tol) + tol).all())
     if not ok:
         raise AssertionError("the chain measured <= tanh <= osc <= sigma fails")
