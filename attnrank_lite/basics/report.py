@@ -120,7 +120,7 @@ def certificate_rows_table(A, cert: ClusterMassCertificate) -> pd.DataFrame:
 def tamper_table(A, bracket, cert: ClusterMassCertificate, eps: float) -> pd.DataFrame:
     r"""``verify`` on the found certificates and on :func:`.examples.tampered_copies` of them
     (``None`` when the cluster-mass certificate has fewer than 2 groups)."""
-    bad_upper, bad_lower = tampered_copies(bracket, lower=cert)
+    bad_upper, bad_lower = tampered_copies(bracket, cert)
     rows = [("upper B = LR (as found)", bracket.upper_certificate.verify(A, eps)),
             ("upper, one entry of L changed", bad_upper.verify(A, eps)),
             ("lower cluster-mass (as found)", cert.verify(A, eps)),
