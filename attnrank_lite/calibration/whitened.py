@@ -38,8 +38,7 @@ class HeadGeometry:
     Attributes
     ----------
     visible_dim, visible_dim_calib : int
-        :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` over the calibration
-        states, and the numerical rank of :math:`G`.
+        :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` on the states; rank of :math:`G`.
     sigma : ndarray, shape (d_head,)
         Singular values of ``G``, decreasing, zero-padded.
     lev_q, lev_k : float
@@ -47,8 +46,8 @@ class HeadGeometry:
     omega : ndarray, shape (d_head + 1,)
         :math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`, ``s = 0..d_head``.
     a, b, colterm : lists of ndarray, one per sequence
-        :math:`u_i^\top W`, :math:`v_j^\top Z` (with :math:`C = W \operatorname{diag}(\sigma)
-        Z^\top`) and :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
+        :math:`u_i^\top W`, :math:`v_j^\top Z` (:math:`C = W \operatorname{diag}(\sigma) Z^\top`),
+        :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
     """
 
     d_head: int
