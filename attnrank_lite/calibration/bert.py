@@ -1,7 +1,6 @@
-r"""BERT-family models for the calibration chapter, loaded offline (SPEC.md section 3, chapter 6):
-per-head weights and :math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`,
-:math:`q_i = W_Q x_i + b_Q`, :math:`k_j = W_K x_j + b_K` from layer ``l``'s input states
-``output_hidden_states[l]``."""
+r"""BERT-family models for the calibration chapter, loaded offline (SPEC.md section 3, chapter 6): per-head weights
+and :math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`, :math:`q_i = W_Q x_i + b_Q`,
+:math:`k_j = W_K x_j + b_K` from layer ``l``'s input states ``output_hidden_states[l]``."""
 from __future__ import annotations
 
 import importlib.util

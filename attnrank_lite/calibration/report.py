@@ -318,9 +318,8 @@ RECOMPUTE_THRESHOLD = 1e-5
 
 
 def chapter_study(model, tokenizer, info, texts, params, certificates=None) -> dict:
-    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's validated
-    ``params`` (attributes or keys :data:`STUDY_PARAMETERS`); ``certificates``: a folder for the
-    brackets' certificate files."""
+    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's validated ``params`` (attributes or
+    keys :data:`STUDY_PARAMETERS`); ``certificates``: a folder for the brackets' certificate files."""
     from .study import run_study
 
     get = params.get if isinstance(params, dict) else (lambda k: getattr(params, k))

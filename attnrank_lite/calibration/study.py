@@ -1,7 +1,6 @@
-r"""The BERT calibration study (``claim-bert-calibration``, ``prop-certificate-chain``; SPEC.md
-section 3, chapter 6): one table row per head and temperature multiplier ``m``, with
-:math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)`, :math:`\beta = m/\sqrt{d_\text{head}}`,
-rebuilt in float64 from the model's float32 hidden states."""
+r"""The BERT calibration study (``claim-bert-calibration``, ``prop-certificate-chain``; SPEC.md section 3, chapter
+6): one table row per head and temperature multiplier ``m``, with :math:`A = \operatorname{rowsoftmax}(\beta\, Q
+K^\top)`, :math:`\beta = m/\sqrt{d_\text{head}}`, rebuilt in float64 from the model's float32 hidden states."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -75,11 +74,10 @@ def describe_run(info, pairs, texts, lengths=None) -> str:
 
 @dataclass
 class CalibrationTokens:
-    r"""Layer-input hidden states of the calibration sequences (one forward pass each): ``lengths``
-    (tokens with ``[CLS]``/``[SEP]``), ``hidden`` (``layer -> [ndarray (n_s, d_model)]``, float32),
-    ``weights`` (``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)``, float64), ``recompute_error`` and
-    ``recompute_l1`` (``(layer, head) ->`` largest entry and largest row-l1 norm of
-    :math:`A_\text{rebuilt} - A_\text{model}` over the sequences, multiplier 1)."""
+    r"""Layer-input hidden states of the calibration sequences (one forward pass each): ``lengths`` (tokens with
+    ``[CLS]``/``[SEP]``), ``hidden`` (``layer -> [ndarray (n_s, d_model)]``, float32), ``weights`` (``(layer, head)
+    -> dict(W_Q, b_Q, W_K, b_K)``, float64), ``recompute_error`` and ``recompute_l1`` (``(layer, head) ->`` largest
+    entry and largest row-l1 norm of :math:`A_\text{rebuilt} - A_\text{model}` over the sequences, multiplier 1)."""
 
     texts: list
     lengths: list
@@ -160,11 +158,10 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
                bracket_seqs, max_degree: int = 64, certificates: str | None = None):
     """All head–temperature rows of one head, and its per-sequence rows.
 
-    For each multiplier (``beta = m / sqrt(d_head)``): the tolerance dimensions, verified
-    brackets of ``A`` at ``eps`` on ``bracket_seqs`` and polynomial certificates of the
-    rank-``r_osc(tau)`` truncated head at ``eps - tau`` verified against ``A`` at ``eps``; the
-    setting's count is the largest over the sequences. Without a certificate on some sequence,
-    ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every
+    For each multiplier (``beta = m / sqrt(d_head)``): the tolerance dimensions, verified brackets of ``A`` at
+    ``eps`` on ``bracket_seqs`` and polynomial certificates of the rank-``r_osc(tau)`` truncated head at ``eps -
+    tau`` verified against ``A`` at ``eps``; the setting's count is the largest over the sequences. Without a
+    certificate on some sequence, ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every
     certificate found). ``certificates``: a folder for one certificate file per bracket.
 
     Returns

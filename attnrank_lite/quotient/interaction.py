@@ -1,6 +1,6 @@
 r"""Softmax-visible interaction geometry of a head (``prop-quotient``, ``def-visible-dimension``,
-``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``,
-``thm-interaction-subspaces``; SPEC.md section 3, chapters 4 and 5)."""
+``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``, ``thm-interaction-subspaces``;
+SPEC.md section 3, chapters 4 and 5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,18 +12,16 @@ from ..engine.norms import row_l1
 from ..engine.perturbation import oscillation, oscillation_bound
 from .polynomial import polynomial_certificate
 
-__all__ = ["double_centre", "head_visible_dimension",
-           "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
-           "truncate_interaction", "truncation_tradeoff", "visible_coordinates",
-           "visible_dimension"]
+__all__ = ["double_centre", "head_visible_dimension", "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
+           "truncate_interaction", "truncation_tradeoff", "visible_coordinates", "visible_dimension"]
 
 
 _U = np.finfo(np.float64).eps
 
 
 def _numerical_rank(sigma: np.ndarray, rtol: float, floor: float = 0.0) -> int:
-    """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding
-    noise of the centring: a quotient that is zero in exact arithmetic has dimension 0)."""
+    """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding noise of the centring:
+    a quotient that is zero in exact arithmetic has dimension 0)."""
     sigma = np.asarray(sigma, dtype=np.float64)
     top = float(sigma.max()) if sigma.size else 0.0
     if not top > 0:
@@ -56,9 +54,8 @@ def _logits(L) -> np.ndarray:
 
 
 def row_scalar_quotient(L) -> np.ndarray:
-    r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits, shape
-    (n, m): each row minus its mean. Two logit matrices have the same row-softmax iff their
-    quotients agree (``prop-quotient``)."""
+    r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits (n, m), each row minus its
+    mean: two logit matrices have the same row-softmax iff their quotients agree (``prop-quotient``)."""
     L = _logits(L)
     if L.shape[1] == 0:
         return L.copy()
@@ -66,11 +63,8 @@ def row_scalar_quotient(L) -> np.ndarray:
 
 
 def double_centre(L) -> np.ndarray:
-    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m).
-
-    :math:`L P_m = P_n L P_m + \mathbf 1 c^\top` with a column-scalar term, a key log-weight:
-    ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``.
-    """
+    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m): :math:`L P_m = P_n L
+    P_m + \mathbf 1 c^\top`, so ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``."""
     C = row_scalar_quotient(L)
     if C.shape[0] == 0:
         return C
@@ -78,27 +72,23 @@ def double_centre(L) -> np.ndarray:
 
 
 def visible_dimension(L, rtol: float = 1e-10) -> int:
-    r"""Visible dimension (``def-visible-dimension``) of finite real logits ``L`` (n, m): the
-    number of singular values of :math:`P_nLP_m` above ``rtol * sigma_max`` and above the
-    rounding level of the centring, ``16 u max(n, m) ||L||_F``."""
+    r"""Visible dimension (``def-visible-dimension``) of finite real logits ``L`` (n, m): the number of singular
+    values of :math:`P_nLP_m` above ``rtol * sigma_max`` and ``16 u max(n, m) ||L||_F``."""
     rtol = _check_rtol(rtol)
     L = _logits(L)
     C = double_centre(L)
     if C.size == 0:
         return 0
-    floor = _floor(max(C.shape), float(np.linalg.norm(L)))
-    sigma = np.linalg.svd(C, compute_uv=False)
-    return _numerical_rank(sigma, rtol, floor)
+    return _numerical_rank(np.linalg.svd(C, compute_uv=False), rtol, _floor(max(C.shape), float(np.linalg.norm(L))))
 
 
 def visible_coordinates(Q, K, rtol: float = 1e-10):
     r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d).
 
-    With centred :math:`Q_c, K_c`, :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`.
-    The SVD of :math:`Q_cK_c^\top` (from the factors), truncated at ``rtol``, gives
-    :math:`K_v = V_r\Sigma_r^{1/2}` (columns of mean zero); the column term
-    :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v = U_r\Sigma_r^{1/2} +
-    \mathbf 1 t^\top`, and ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
+    With centred :math:`Q_c, K_c`, :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`. The SVD of
+    :math:`Q_cK_c^\top` (from the factors), truncated at ``rtol``, gives :math:`K_v = V_r\Sigma_r^{1/2}` (columns of
+    mean zero); the column term :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v =
+    U_r\Sigma_r^{1/2} + \mathbf 1 t^\top`, and ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
 
     .. math:: \mathrm{rowsoftmax}(\beta QK^\top)
               = \mathrm{rowsoftmax}(\beta Q_vK_v^\top + \mathbf 1(\beta a)^\top)
@@ -140,10 +130,10 @@ def _centred(H, dm: int, name: str) -> np.ndarray:
 def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
                            rtol: float = 1e-10, query_states=None) -> int:
     r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
-    (``prop-head-visible``; ``W`` of shape (d_head, d_model)): ``b_K`` is row-scalar and ``b_Q``
-    column-scalar, so neither counts (only their shapes are checked); ``key_states``,
-    ``query_states`` (N, d_model): the states keys and queries range over, centred (``None``: all
-    of R^d_model). Singular values below the rounding level of the product are zero."""
+    (``prop-head-visible``; ``W`` of shape (d_head, d_model)): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so
+    neither counts (only their shapes are checked); ``key_states``, ``query_states`` (N, d_model): the states keys
+    and queries range over, centred (``None``: all of R^d_model). Singular values below the rounding level of the
+    product are zero."""
     rtol = _check_rtol(rtol)
     W_Q = np.atleast_2d(np.asarray(W_Q, dtype=np.float64))
     W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
@@ -179,8 +169,8 @@ def _truncation_rank(s) -> int:
 
 
 def truncate_interaction(M, s: int) -> np.ndarray:
-    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top` (``M`` itself
-    when ``s >= min(a, b)``), shape (a, b)."""
+    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top` (``M`` itself when ``s >=
+    min(a, b)``), shape (a, b)."""
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     s = _truncation_rank(s)
     if s >= min(M.shape):
@@ -191,23 +181,22 @@ def truncate_interaction(M, s: int) -> np.ndarray:
 
 def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
                     log_weights=None) -> dict:
-    r"""Measured error of an interaction truncation and its three bounds
-    (``prop-truncation-residual``).
+    r"""Measured error of an interaction truncation and its three bounds (``prop-truncation-residual``).
 
-    With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the
-    same with :math:`M_s` and :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
+    With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the same with :math:`M_s`
+    and :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
 
     .. math:: \|A - A_s\| \le \max_i 2\tanh(\mathrm{osc}_i/4)
               \le \max_i \mathrm{osc}_i/2 \le \beta\,\sigma_{s+1}(M)\, R_q R_k,
 
-    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` (``key_centre``, default the key
-    mean). ``log_weights`` enter ``A`` and ``A_s`` alike.
+    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` (``key_centre``, default the key mean).
+    ``log_weights`` enter ``A`` and ``A_s`` alike.
 
     Returns
     -------
     dict
-        ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next``
-        (:math:`\sigma_{s+1}(M)`, 0 beyond the rank), ``R_q``, ``R_k``.
+        ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next`` (:math:`\sigma_{s+1}(M)`, 0 beyond
+        the rank), ``R_q``, ``R_k``.
     """
     Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
     K = np.atleast_2d(np.asarray(K, dtype=np.float64))
@@ -234,10 +223,10 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
 
 
 def tolerance_dimension(sigma, tau, scale: float = 1.0):
-    r"""Tolerance-indexed SVD dimension :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1}
-    \le \tau\}` (``def-tolerance-dimension``; singular values in any order, ``sigma_{s+1} = 0``
-    beyond them; ``tau >= 0`` a number or an array, giving an int or an int array of its shape).
-    With ``scale = beta R_q R_k``: the least truncation rank with guaranteed error ``<= tau``."""
+    r"""Tolerance-indexed SVD dimension :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1} \le \tau\}`
+    (``def-tolerance-dimension``; singular values in any order, ``sigma_{s+1} = 0`` beyond them; ``tau >= 0`` a
+    number or an array, giving an int or an int array of its shape). With ``scale = beta R_q R_k``: the least
+    truncation rank with guaranteed error ``<= tau``."""
     sig = np.sort(np.abs(np.asarray(sigma, dtype=np.float64).reshape(-1)))[::-1]
     scale = finite_nonnegative("scale", scale)
     t = np.asarray(tau, dtype=np.float64)
@@ -250,22 +239,20 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
 
 def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
                         max_degree: int = 64) -> list:
-    r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s``
-    (``s_values``, default ``0..min(a, b)``).
+    r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s`` (``s_values``,
+    default ``0..min(a, b)``).
 
-    The residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget
-    :math:`\varepsilon - \tau_s` for ``A_s``:
-    :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The
-    bracket's SVD upper side and the polynomial certificate of ``A_s`` at that budget are each
-    re-verified against ``A`` at ``eps`` by their own ``verify``, so neither rests on the
-    floating-point value of :math:`\tau_s`.
+    The residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget :math:`\varepsilon - \tau_s`
+    for ``A_s``: :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The bracket's SVD
+    upper side and the polynomial certificate of ``A_s`` at that budget are each re-verified against ``A`` at
+    ``eps`` by their own ``verify``, so neither rests on the floating-point value of :math:`\tau_s`.
 
     Returns
     -------
     list of dict
-        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``,
-        ``verified_on_A``, ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A``
-        (``None`` / ``False`` without budget or certificate).
+        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``, ``verified_on_A``,
+        ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A`` (``None`` / ``False`` without budget
+        or certificate).
     """
     Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
     K = np.atleast_2d(np.asarray(K, dtype=np.float64))

@@ -13,9 +13,8 @@ __all__ = ["lemma_figure", "polynomial_figure", "r_half_figure", "tolerance_figu
 
 
 def r_half_figure(law, eps: float):
-    """One panel per visible dimension r, stacked in one column (readable on a phone): bracket
-    bands of each family against beta, with slopes r/2 (dashed) and (r+1)/2 (dotted) through the
-    sharp family's last upper end."""
+    """One panel per visible dimension r, stacked in one column (readable on a phone): bracket bands of each family
+    against beta, with slopes r/2 (dashed) and (r+1)/2 (dotted) through the sharp family's last upper end."""
     groups = list(law.groupby("r"))
     fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 3.4 * len(groups)), squeeze=False)
     for ax, (r, g) in zip(axes[:, 0], groups):

@@ -1,10 +1,9 @@
 r"""Finite polynomial rank certificates (``prop-polynomial-certificate``).
 
-For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r`, logits
-:math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` and key weights :math:`w_j`, row ``i`` of the
-attention is :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i` (:math:`h_i = \max_j \ell_{ij}`).
-Replacing :math:`t \mapsto e^{t-h_i}` by its degree-``D`` Chebyshev interpolant :math:`p_i` on
-the row's logit range and keeping :math:`Z_i` gives
+For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r`, logits :math:`\ell_{ij} = \beta\langle q_i, k_j\rangle`
+and key weights :math:`w_j`, row ``i`` of the attention is :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i`
+(:math:`h_i = \max_j \ell_{ij}`). Replacing :math:`t \mapsto e^{t-h_i}` by its degree-``D`` Chebyshev interpolant
+:math:`p_i` on the row's logit range and keeping :math:`Z_i` gives
 
 .. math:: B_{ij} = w_j\, p_i(\beta\langle q_i, k_j\rangle) / Z_i,
           \qquad \operatorname{rank} B \le \binom{r + D}{D}.
@@ -142,11 +141,10 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
 def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, gam_sum):
     r"""Proven bound, per row, on the rounding in the computed error of the certificate.
 
-    The certificate's matrix is :math:`B^*_{ij} = e^{a_{ij}} P_i(u^*_{ij})` in exact arithmetic
-    from the stored floats: :math:`a_{ij}` from the *computed* log-weights and log normaliser
-    (a column times a row factor, so the rank bound holds whatever they are), :math:`P_i` the
-    series with the computed coefficients, :math:`u^*_{ij}` from the exact logit. The computed
-    :math:`g_{ij}p_{ij}` differs by:
+    The certificate's matrix is :math:`B^*_{ij} = e^{a_{ij}} P_i(u^*_{ij})` in exact arithmetic from the stored
+    floats: :math:`a_{ij}` from the *computed* log-weights and log normaliser (a column times a row factor, so the
+    rank bound holds whatever they are), :math:`P_i` the series with the computed coefficients, :math:`u^*_{ij}`
+    from the exact logit. The computed :math:`g_{ij}p_{ij}` differs by:
 
     * :math:`g_{ij}`: relative :math:`\eta_{ij} \le \mathrm{expm1}(2u(|\log g_{ij}| + 1)) + 8u`
       (absolute below :math:`2^{-1021}` under the smallest normal number);
@@ -189,10 +187,9 @@ def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, g
 
 @dataclass
 class PolynomialCertificate(UpperCertificate):
-    r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le` ``count`` :math:`=\binom{r+D}{D}`
-    from the visible coordinates ``Qv`` (n, r), ``Kv`` (m, r), ``beta``, ``degree`` ``D`` and
-    optional ``log_weights`` (m,); ``error`` is the measured max-row-l1 error against the
-    attention of the stored data."""
+    r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le` ``count`` :math:`=\binom{r+D}{D}` from the
+    visible coordinates ``Qv`` (n, r), ``Kv`` (m, r), ``beta``, ``degree`` ``D`` and optional ``log_weights`` (m,);
+    ``error`` is the measured max-row-l1 error against the attention of the stored data."""
 
     Qv: np.ndarray
     Kv: np.ndarray
@@ -258,11 +255,10 @@ def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64
     r"""Smallest-degree polynomial certificate of ``rowsoftmax(beta Qv Kv^T + log_weights)``
     meeting ``eps``, up to ``max_degree``, or ``None``.
 
-    A *screen* (the computed row error alone: a degree it refuses, the certified check refuses
-    too) finds the least degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and
-    bisection; the certified check (error plus the margin of :func:`_rounding_margin`, as
-    ``verify``) then runs there and, if the margin tips it over, above. The error is essentially,
-    not provably, monotone in ``D``; the certificate is valid either way.
+    A *screen* (the computed row error alone: a degree it refuses, the certified check refuses too) finds the least
+    degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and bisection; the certified check (error
+    plus the margin of :func:`_rounding_margin`, as ``verify``) then runs there and, if the margin tips it over,
+    above. The error is essentially, not provably, monotone in ``D``; the certificate is valid either way.
     """
     Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
     eps = finite_nonnegative("eps", eps)
@@ -367,11 +363,10 @@ def degree_table(r: int, beta: float, eps: float, ms, n_queries: int = 50,
                  seed: int = 0, max_degree: int = 256) -> list:
     r"""Least certified degree against the number of keys ``m`` at fixed ``beta``.
 
-    ``n_queries`` queries and ``m`` keys uniform in the unit ``r``-ball. The count at a fixed
-    ``D`` does not depend on ``m``, but the row error sums ``m`` pointwise errors, so ``D`` grows
-    with ``m`` (heuristically like :math:`\sqrt{\beta\log(m/\varepsilon)}`, reported beside it).
-    Rows: ``m``, ``degree`` (``None``: none up to ``max_degree``), ``count``, ``error``,
-    ``verified``, ``sqrt(beta log(m/eps))``.
+    ``n_queries`` queries and ``m`` keys uniform in the unit ``r``-ball. The count at a fixed ``D`` does not depend
+    on ``m``, but the row error sums ``m`` pointwise errors, so ``D`` grows with ``m`` (heuristically like
+    :math:`\sqrt{\beta\log(m/\varepsilon)}`, reported beside it). Rows: ``m``, ``degree`` (``None``: none up to
+    ``max_degree``), ``count``, ``error``, ``verified``, ``sqrt(beta log(m/eps))``.
     """
     eps = finite_nonnegative("eps", eps)
     if not eps > 0:

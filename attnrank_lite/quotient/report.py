@@ -33,10 +33,9 @@ FIXED_N_FAMILY = "uniform random"
 def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
     r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``.
 
-    One row: ranks of the logits and of the row-centred logits, the visible dimension, the head
-    formula with and without :math:`b_Q`, and the largest entry of
-    :math:`|A_\text{head} - A_\text{visible}|` (:func:`~.interaction.visible_coordinates` with
-    its key offsets). Numbers: ``head_rowc``, ``head_vis``."""
+    One row: ranks of the logits and of the row-centred logits, the visible dimension, the head formula with and
+    without :math:`b_Q`, and the largest entry of :math:`|A_\text{head} - A_\text{visible}|`
+    (:func:`~.interaction.visible_coordinates` with its key offsets). Numbers: ``head_rowc``, ``head_vis``."""
     W_Q, W_K = np.asarray(W_Q, float), np.asarray(W_K, float)
     X, logw = gaussian_ball(2, beta)
     Qh, Kh = X @ W_Q.T + b_Q, X @ W_K.T + b_K
@@ -88,12 +87,11 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
     r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension:
     rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
 
-    :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of
-    ``betas_by_r[r]``; :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at
-    each of ``betas_random``; both hidden in ``r + extra`` dimensions. ``certificates`` (a
-    folder): one certificate file per row in ``r<r>-ball/`` and ``r<r>-random/``. Raises
-    ``AssertionError`` if an instance does not have visible dimension r or a bracket does not
-    verify.
+    :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of ``betas_by_r[r]``;
+    :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at each of ``betas_random``; both hidden
+    in ``r + extra`` dimensions. ``certificates`` (a folder): one certificate file per row in ``r<r>-ball/`` and
+    ``r<r>-random/``. Raises ``AssertionError`` if an instance does not have visible dimension r or a bracket does
+    not verify.
     """
     def sub(name):
         return None if certificates is None else os.path.join(os.fspath(certificates), name)
@@ -148,10 +146,9 @@ def r_half_widths(law: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 
 def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
-    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end ``{end}_r{r}``,
-    ``{end}_verdict_r{r}`` (sharp family; prefix ``fixed_`` for the fixed-n family),
-    ``sharp_n_slopes``, ``fixed_n``, ``r3_beta``, ``r3_n``, ``r_half_verdicts`` (over the ends
-    that can fail) and ``r_half_left_out``."""
+    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end ``{end}_r{r}``, ``{end}_verdict_r{r}``
+    (sharp family; prefix ``fixed_`` for the fixed-n family), ``sharp_n_slopes``, ``fixed_n``, ``r3_beta``,
+    ``r3_n``, ``r_half_verdicts`` (over the ends that can fail) and ``r_half_left_out``."""
     out = {}
     for prefix, fam in (("", SHARP_FAMILY), ("fixed_", FIXED_N_FAMILY)):
         sub = fits[fits["family"] == fam].set_index(["r", "end"])
@@ -222,8 +219,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
     Returns
     -------
     fits : pandas.DataFrame
-        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``,
-        ``beta_max``.
+        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``, ``beta_max``.
     numbers : dict
         ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta),
         ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
@@ -380,10 +376,9 @@ def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int
 
 def tradeoff_numbers(d: int, n: int, decay: float, beta: float, eps: float,
                      key_offset: float, seed: int) -> tuple[pd.DataFrame, dict]:
-    """:func:`~.interaction.truncation_tradeoff` of one random head, with the quoted numbers
-    ``svd_best``, ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``, ``poly_full``,
-    ``s_full``, ``s_first``. Raises ``AssertionError`` if a certificate with budget left does not
-    verify against A."""
+    """:func:`~.interaction.truncation_tradeoff` of one random head, with the quoted numbers ``svd_best``,
+    ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``, ``poly_full``, ``s_full``, ``s_first``. Raises
+    ``AssertionError`` if a certificate with budget left does not verify against A."""
     Q, K, M = cs.decaying_head(d, n, n, decay, seed=seed, key_offset=key_offset)
     trade = pd.DataFrame(ia.truncation_tradeoff(Q, K, M, beta, eps))
     has = trade["budget"] > 0
