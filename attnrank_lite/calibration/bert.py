@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo",
-           "bundled_model_path", "encode", "find_local_model",
-           "forward_states", "head_queries_keys", "head_weights", "load_model",
+__all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo", "bundled_model_path", "encode",
+           "find_local_model", "forward_states", "head_queries_keys", "head_weights", "load_model",
            "recompute_attention"]
 
 #: the paper's model; used when available locally, never downloaded

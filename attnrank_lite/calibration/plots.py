@@ -14,8 +14,7 @@ __all__ = ["brackets_by_multiplier", "dimension_vs_certificates", "heatmaps",
 HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
 
-def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
-             label: str | None = None, ncols: int = 2):
+def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str | None = None, ncols: int = 2):
     """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a short
     last row centred), each panel with its own colour scale and colour bar (compare the bars'
     numbers, not the colours); ``label`` names the quantity."""

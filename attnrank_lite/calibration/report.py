@@ -7,9 +7,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 __all__ = ["ASSOCIATION_PAIRS", "MANY", "MIN_DEFINED", "MODEST", "RECOMPUTE_THRESHOLD", "STUDY_PARAMETERS",
-           "associations", "bracket_check", "chapter_study", "recompute_check", "key_numbers",
-           "reductions_at", "sign_class", "spearman", "spearman_bootstrap", "summary_by_multiplier",
-           "vacuous_counts", "verdict"]
+           "associations", "bracket_check", "chapter_study", "recompute_check", "key_numbers", "reductions_at",
+           "sign_class", "spearman", "spearman_bootstrap", "summary_by_multiplier", "vacuous_counts", "verdict"]
 
 #: least fraction of bootstrap resamples that must define the correlation for an interval
 MIN_DEFINED = 0.95
@@ -126,8 +125,7 @@ def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> p
             sub = settings[mask]
             res = spearman_bootstrap(sub[x].to_numpy(), sub[y].to_numpy(), groups=heads[mask],
                                      n_boot=n_boot, seed=seed)
-            out.append({"x": x, "y": y, "multiplier": name, **res,
-                        "sign": sign_class(res["low"], res["high"])})
+            out.append({"x": x, "y": y, "multiplier": name, **res, "sign": sign_class(res["low"], res["high"])})
     return pd.DataFrame(out)
 
 
@@ -155,8 +153,7 @@ def vacuous_counts(settings: pd.DataFrame) -> dict:
     """
     n = len(settings)
     found = np.isfinite(settings["poly_count"].to_numpy(dtype=float))
-    vac = found & (settings["poly_count"].to_numpy(dtype=float)
-                   >= settings["n_tokens_max"].to_numpy(dtype=float))
+    vac = found & (settings["poly_count"].to_numpy(dtype=float) >= settings["n_tokens_max"].to_numpy(dtype=float))
     return {"settings": n, "found": int(found.sum()), "vacuous": int(vac.sum()),
             "fraction": float(vac.sum() / n) if n else float("nan"),
             "no_certificate": int(n - found.sum())}
@@ -261,8 +258,7 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     for m, sub in settings.groupby("multiplier"):
         k_o, k_b = int((sub["reduction_osc"] > 0).sum()), int((sub["reduction"] > 0).sum())
         red_m = sub.loc[sub["reduction_osc"] > 0, "reduction_osc"]
-        med = (f", median among them {100 * red_m.median():.0f}%"
-               if k_o else "")
+        med = (f", median among them {100 * red_m.median():.0f}%" if k_o else "")
         own = " (the model's own scale)" if np.isclose(m, 1.0) else ""
         lines.append(f"* multiplier {m:g}{own}: r_osc(tau) < d_head for {k_o} of {len(sub)} heads"
                      f"{med}; the SVD bound r(tau) certifies {k_b}.")

@@ -21,8 +21,8 @@ from .bert import encode, forward_states, head_queries_keys, head_weights
 from .corpus import evenly_spaced
 from .whitened import HeadGeometry, eta_bound, eta_osc, head_geometry, tolerance_dims, truncated_coordinates
 
-__all__ = ["DEFAULT_LAYERS", "CalibrationTokens", "collect_states", "describe_run",
-           "model_location", "run_study", "select_heads", "study_head", "tau_curve_rows"]
+__all__ = ["DEFAULT_LAYERS", "CalibrationTokens", "collect_states", "describe_run", "model_location", "run_study",
+           "select_heads", "study_head", "tau_curve_rows"]
 
 #: the paper's 84-head set is reconstructed as the first seven layers x 12 heads of BERT-base
 DEFAULT_LAYERS = 7
@@ -33,12 +33,10 @@ def select_heads(n_layers: int, n_heads: int, layers=None, heads=None) -> list[t
     (BERT-base: 84 heads) and all heads."""
     layers = list(range(min(DEFAULT_LAYERS, n_layers))) if layers is None else [int(x) for x in layers]
     heads = list(range(n_heads)) if heads is None else [int(x) for x in heads]
-    bad = [x for x in layers if not 0 <= x < n_layers]
-    if bad:
-        raise ValueError(f"layers {bad} out of range: the model has layers 0..{n_layers - 1}")
-    bad = [x for x in heads if not 0 <= x < n_heads]
-    if bad:
-        raise ValueError(f"heads {bad} out of range: the model has heads 0..{n_heads - 1}")
+    for what, xs, top in (("layers", layers, n_layers), ("heads", heads, n_heads)):
+        bad = [x for x in xs if not 0 <= x < top]
+        if bad:
+            raise ValueError(f"{what} {bad} out of range: the model has {what} 0..{top - 1}")
     return [(la, h) for la in sorted(set(layers)) for h in sorted(set(heads))]
 
 

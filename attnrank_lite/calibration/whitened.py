@@ -25,8 +25,7 @@ import numpy as np
 from ..engine.perturbation import oscillation_bound
 from ..quotient.interaction import head_visible_dimension, tolerance_dimension
 
-__all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_dims",
-           "truncated_coordinates"]
+__all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_dims", "truncated_coordinates"]
 
 
 @dataclass
@@ -103,9 +102,8 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     k = min(a_all.shape[1], b_all.shape[1], sig.size)
     lev_q = float(np.linalg.norm(Uq, axis=1).max()) if Uq.size else 0.0
     lev_k = float(np.linalg.norm(Uk, axis=1).max()) if Uk.size else 0.0
-    bounds = np.cumsum([0] + [q.shape[0] for q, _ in qk])
-    a = [a_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
-    b = [b_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
+    cuts = np.cumsum([q.shape[0] for q, _ in qk])[:-1]
+    a, b = np.split(a_all[:, :k], cuts), np.split(b_all[:, :k], cuts)
     omega = _max_oscillations(a, b, sig, k, d)
     colterm = [kt @ m for kt, m in zip(kc, qbar)]
     vis = vis_calib if weights is None else head_visible_dimension(

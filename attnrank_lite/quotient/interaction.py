@@ -127,8 +127,7 @@ def _centred(H, dm: int, name: str) -> np.ndarray:
     return H - H.mean(axis=0, keepdims=True)
 
 
-def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
-                           rtol: float = 1e-10, query_states=None) -> int:
+def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None, rtol: float = 1e-10, query_states=None) -> int:
     r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
     (``prop-head-visible``; ``W`` of shape (d_head, d_model)): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so
     neither counts (only their shapes are checked); ``key_states``, ``query_states`` (N, d_model): the states keys
@@ -179,8 +178,7 @@ def truncate_interaction(M, s: int) -> np.ndarray:
     return (U[:, :s] * S[:s]) @ Vt[:s]
 
 
-def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
-                    log_weights=None) -> dict:
+def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=None) -> dict:
     r"""Measured error of an interaction truncation and its three bounds (``prop-truncation-residual``).
 
     With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the same with :math:`M_s`
@@ -237,8 +235,7 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
     return int(out[0]) if t.ndim == 0 else out.reshape(t.shape)
 
 
-def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
-                        max_degree: int = 64) -> list:
+def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_degree: int = 64) -> list:
     r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s`` (``s_values``,
     default ``0..min(a, b)``).
 

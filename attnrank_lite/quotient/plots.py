@@ -38,8 +38,7 @@ def polynomial_figure(poly, n: int):
     for r, g in poly.groupby("dim"):
         axes[0].plot(g["beta"], g["degree"], "o-", label=f"r = {r}")
         axes[1].plot(g["beta"], g["count"], "o-", label=f"r = {r}: C(r+D, D)")
-        plot_bracket_band(axes[1], g["beta"], g["bracket lower"], g["bracket upper"],
-                          label=f"r = {r}: bracket")
+        plot_bracket_band(axes[1], g["beta"], g["bracket lower"], g["bracket upper"], label=f"r = {r}: bracket")
     b = poly["beta"].unique()
     axes[0].plot(b, 2 * np.sqrt(b), "k--", label=r"reference $2\sqrt{\beta}$")
     axes[1].axhline(n, color="grey", lw=0.8, label="n (trivial)")
@@ -70,8 +69,7 @@ def truncation_figure(trunc, beta):
     groups = list(trunc[trunc["beta"] == beta].groupby("decay"))
     fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 3.1 * len(groups)), squeeze=False)
     for ax, (rho, g) in zip(axes[:, 0], groups):
-        for key, style in (("measured", "ko-"), ("tanh", "C0s--"), ("osc", "C1^--"),
-                           ("sigma", "C2v--")):
+        for key, style in (("measured", "ko-"), ("tanh", "C0s--"), ("osc", "C1^--"), ("sigma", "C2v--")):
             ax.semilogy(g["s"][:-1], g[key][:-1], style, ms=4, label=key)
         ax.set(title=rf"decay {rho:g}, $\beta$ = {beta:g}", xlabel="truncation rank s",
                ylabel=r"$\|A - A_s\|$ and bounds")
@@ -83,8 +81,7 @@ def truncation_figure(trunc, beta):
 def tolerance_figure(rtau):
     """Per decay (panels stacked in one column): the step curves r(tau) for every beta."""
     groups = list(rtau.groupby("decay"))
-    fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 2.9 * len(groups)), sharex=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 2.9 * len(groups)), sharex=True, squeeze=False)
     for ax, (rho, g) in zip(axes[:, 0], groups):
         for beta, h in g.groupby("beta"):
             ax.step(h["tau"], h["r_tau"], where="post", label=rf"$\beta$ = {beta:g}")

@@ -132,8 +132,7 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
             E = np.abs(Ablk - B).sum(axis=1)
         err[sl] = np.where(np.isfinite(E), E, np.inf)
         if with_margin:
-            margin[sl] = _rounding_margin(Qv[sl], Kv, beta, lw, ell, half, g, c, Ablk, B,
-                                          k2, gam_eval, gam_sum)
+            margin[sl] = _rounding_margin(Qv[sl], Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, gam_sum)
     margin = np.where(np.isfinite(margin), margin, np.inf)
     return err, margin
 
@@ -170,8 +169,7 @@ def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, g
         mid = (np.nanmax(ell_live, axis=1) + np.nanmin(ell_live, axis=1)) / 2.0
         Delta = logit_rounding_bound(Qs, Kv, beta)
         safe = np.where(half > 0, half, 1.0)
-        du = np.where(half[:, None] > 0,
-                      (Delta + 2 * u * np.abs(ell - mid[:, None])) / safe[:, None] + 2 * u, 0.0)
+        du = np.where(half[:, None] > 0, (Delta + 2 * u * np.abs(ell - mid[:, None])) / safe[:, None] + 2 * u, 0.0)
         du = np.where(live[None, :], du, 0.0)
         dmax = du.max(axis=1)
         S1x = S1 * np.exp(D * np.sqrt(2 * dmax + dmax * dmax))
@@ -351,8 +349,7 @@ def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
     rows = []
     for beta in betas:
         lw = base + float(beta) * off if weighted else None
-        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree,
-                                      log_weights=lw)
+        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree, log_weights=lw)
         A = softmax_attention(Qv, Kv, beta, log_weights=lw) if attention is None else attention(beta)
         rows.append({"beta": float(beta), "dim": int(np.atleast_2d(Qv).shape[1]), **_found(cert),
                      "verified": False if cert is None else cert.verify(A, eps)})

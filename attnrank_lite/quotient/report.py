@@ -17,11 +17,10 @@ from . import constructions as cs
 from . import interaction as ia
 from .polynomial import degree_table, polynomial_sweep
 
-__all__ = ["FIXED_N_FAMILY", "ROUNDING", "SHARP_FAMILY", "degree_against_m", "degree_numbers",
-           "head_quotient", "lemma_checks", "polynomial_numbers", "polynomial_table",
-           "r_half_numbers", "r_half_slopes", "r_half_sweeps", "r_half_widths",
-           "sharp_family_degrees", "tightness", "tolerance_curves", "tradeoff_numbers",
-           "truncation_table"]
+__all__ = ["FIXED_N_FAMILY", "ROUNDING", "SHARP_FAMILY", "degree_against_m", "degree_numbers", "head_quotient",
+           "lemma_checks", "polynomial_numbers", "polynomial_table", "r_half_numbers", "r_half_slopes",
+           "r_half_sweeps", "r_half_widths", "sharp_family_degrees", "tightness", "tolerance_curves",
+           "tradeoff_numbers", "truncation_table"]
 
 #: the family whose size grows with beta (n ~ beta^{r/2}): its upper end is about n/2
 SHARP_FAMILY = "Gaussian ball"
@@ -51,8 +50,7 @@ def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
         "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K, key_states=X)),
         "max |A_head - A_visible|": float(np.abs(A_head - A_vis).max()),
     }
-    return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"],
-                                 "head_vis": row["visible dimension"]}
+    return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"], "head_vis": row["visible dimension"]}
 
 
 def _sharp(r: int, extra: int, seed: int):
@@ -202,16 +200,14 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
 
         pr = pd.DataFrame(polynomial_sweep(Qv, Kv, betas, eps, key_offsets=a, attention=make))
         br = bracket_sweep(make, betas, [eps], desc=f"poly r={r}")
-        rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(),
-                                 "bracket upper": br["upper"].to_numpy()}))
+        rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(), "bracket upper": br["upper"].to_numpy()}))
     poly = _all_verified(pd.concat(rows, ignore_index=True))
     poly["count / upper"] = poly["count"] / poly["bracket upper"]
     poly["count >= n"] = poly["count"] >= n
     return poly
 
 
-def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
-                       ) -> tuple[pd.DataFrame, dict]:
+def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int) -> tuple[pd.DataFrame, dict]:
     r"""Count slopes of the polynomial certificates against :math:`r/2`
     (:func:`attnrank_lite.laws.verdicts.judge_slope`), over the last ``fit_points``
     non-vacuous certificates per r; vacuous ones (count ``>= n``) are left out and counted.
@@ -230,8 +226,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
         vac = found[found["count"] >= n]
         useful = found[found["count"] < n].tail(fit_points)
         sel = pd.concat([useful, vac])
-        row = judge_slope(sel["beta"], sel["count"], r / 2,
-                          left_out=(sel["count"] >= n).to_numpy())
+        row = judge_slope(sel["beta"], sel["count"], r / 2, left_out=(sel["count"] >= n).to_numpy())
         row.update(r=r, beta_min=float(useful["beta"].min()), beta_max=float(useful["beta"].max()))
         if np.isfinite(row["slope"]):
             out[f"count_slope_r{r}"] = (
@@ -244,8 +239,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
         out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
                               else "n/a (no non-vacuous certificate)")
         trivial = g.loc[g["count >= n"], "beta"]
-        out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial)
-                                else "at no beta of this sweep")
+        out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial) else "at no beta of this sweep")
         out[f"vacuous_r{r}"] = str(len(vac))
     return pd.DataFrame(rows), out
 
@@ -265,8 +259,7 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
         plateau = f"it stays at {degs[-1]} from m = {ms[k]} on"
     else:
         plateau = "it grows up to the largest m"
-    values = ", ".join(str(v) for v in degs[:-1]) + (" and " if len(degs) > 1 else "") \
-        + str(degs[-1])
+    values = ", ".join(str(v) for v in degs[:-1]) + (" and " if len(degs) > 1 else "") + str(degs[-1])
     return {"m_first": ms[0], "m_last": ms[-1], "deg_values": values, "deg_plateau": plateau}
 
 
@@ -319,8 +312,7 @@ def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
             {"t": t, "osc": osc, "change": change})
 
 
-def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
-                     ) -> pd.DataFrame:
+def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int) -> pd.DataFrame:
     r"""The columns of :func:`~.interaction.residual_bounds` for each decay (one
     :func:`~.constructions.decaying_head` each), beta and ``s = 0..d``. Raises
     ``AssertionError`` if measured <= tanh <= osc <= sigma fails beyond :data:`ROUNDING`."""
@@ -329,8 +321,7 @@ def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
         Q, K, M = cs.decaying_head(d, n, n, rho, seed=seed, key_offset=key_offset)
         for beta in betas:
             for s in range(d + 1):
-                rows.append({"decay": rho, "beta": beta, "s": s,
-                             **ia.residual_bounds(Q, K, M, s, beta)})
+                rows.append({"decay": rho, "beta": beta, "s": s, **ia.residual_bounds(Q, K, M, s, beta)})
     trunc = pd.DataFrame(rows)
     tol = ROUNDING
     ok = ((trunc["measured"] <= trunc["tanh"] + tol).all() and (trunc["tanh"] <= trunc["osc"] + tol).all()
@@ -357,8 +348,7 @@ def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, 
     return tight, flat, numbers
 
 
-def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int,
-                     taus=None) -> pd.DataFrame:
+def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int, taus=None) -> pd.DataFrame:
     r""":math:`r(\tau)` of each random head at each beta over ``taus`` (default 80 values
     from :math:`10^{-3}` to 10)."""
     taus = np.logspace(-3, 1, 80) if taus is None else np.asarray(taus, float)
@@ -369,8 +359,7 @@ def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int
         sig = np.linalg.svd(M, compute_uv=False)
         for beta in betas:
             r_tau = ia.tolerance_dimension(sig, taus, beta * b["R_q"] * b["R_k"])
-            rows += [{"decay": rho, "beta": beta, "tau": tau, "r_tau": r}
-                     for tau, r in zip(taus, r_tau)]
+            rows += [{"decay": rho, "beta": beta, "tau": tau, "r_tau": r} for tau, r in zip(taus, r_tau)]
     return pd.DataFrame(rows)
 
 
