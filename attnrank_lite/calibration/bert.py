@@ -183,10 +183,9 @@ def head_weights(model, layer: int, head: int) -> dict:
     """The head's ``W_Q``, ``W_K`` (shape (d_head, d_model)) and ``b_Q``, ``b_K`` (d_head,) as
     float64, so that ``q = W_Q x + b_Q`` and ``k = W_K x + b_K``."""
     n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
-    if not 0 <= int(layer) < n_layers:
-        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
-    if not 0 <= int(head) < n_heads:
-        raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
+    for what, v, top in (("layer", layer, n_layers), ("head", head, n_heads)):
+        if not 0 <= int(v) < top:
+            raise ValueError(f"{what} must be in 0..{top - 1}, got {v}")
     dh = model.config.hidden_size // n_heads
     rows = slice(int(head) * dh, (int(head) + 1) * dh)
 

@@ -18,8 +18,7 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str | 
     """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a short
     last row centred), each panel with its own colour scale and colour bar (compare the bars'
     numbers, not the colours); ``label`` names the quantity."""
-    if label is None:
-        label = HEATMAP_LABEL
+    label = HEATMAP_LABEL if label is None else label
     mults = sorted(settings["multiplier"].unique())
     layers = sorted(settings["layer"].unique())
     heads = sorted(settings["head"].unique())

@@ -105,11 +105,7 @@ def sign_class(low: float, high: float) -> str:
     """``"+"`` (interval above 0), ``"-"`` (below 0), ``"0"`` (contains 0), ``"undefined"``."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return "undefined"
-    if low > 0:
-        return "+"
-    if high < 0:
-        return "-"
-    return "0"
+    return "+" if low > 0 else "-" if high < 0 else "0"
 
 
 def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:

@@ -92,8 +92,7 @@ def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
     layers = sorted({la for la, _ in pairs})
     weights = {(la, h): head_weights(model, la, h) for la, h in pairs}
     hidden = {la: [] for la in layers}
-    err = {p: 0.0 for p in pairs}
-    err_l1 = {p: 0.0 for p in pairs}
+    err, err_l1 = dict.fromkeys(pairs, 0.0), dict.fromkeys(pairs, 0.0)
     lengths = []
     with single_threaded():
         for text in progress(texts, desc="forward passes"):
@@ -180,8 +179,7 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]
         found = bool(degs) and max(degs) < np.inf
-        lows = [s["lower"] for s in seq]
-        ups = [s["upper"] for s in seq]
+        lows, ups = [s["lower"] for s in seq], [s["upper"] for s in seq]
         count = max(s["poly_count"] for s in seq) if found else np.inf
         rows.append({
             "layer": layer, "head": head, "multiplier": float(mult), "beta": beta, "d_head": d,
@@ -257,8 +255,8 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     Returns
     -------
     dict
-        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``),
-        ``tokens`` (:class:`CalibrationTokens`), ``bracket_seqs``.
+        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``), ``tokens``
+        (:class:`CalibrationTokens`), ``bracket_seqs``.
     """
     if not 0 < tau < eps:
         raise ValueError(f"need 0 < tau < eps (the polynomial certificate gets eps - tau); "

@@ -82,15 +82,12 @@ def _fixed_n(r: int, n: int, extra: int, seed: int):
 
 def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
                   seed: int, certificates=None) -> pd.DataFrame:
-    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension:
-    rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
-
-    :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of ``betas_by_r[r]``;
-    :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at each of ``betas_random``; both hidden
-    in ``r + extra`` dimensions. ``certificates`` (a folder): one certificate file per row in ``r<r>-ball/`` and
-    ``r<r>-random/``. Raises ``AssertionError`` if an instance does not have visible dimension r or a bracket does
-    not verify.
-    """
+    r"""Certified brackets (rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r``, ``family``) of the
+    two families of ``thm-r-half-law`` per visible dimension r, hidden in ``r + extra`` dimensions:
+    :data:`SHARP_FAMILY` (:func:`~.constructions.sharp_hidden_instance` at ``betas_by_r[r]``) and
+    :data:`FIXED_N_FAMILY` (``n_random`` uniform points of the unit r-ball at ``betas_random``). ``certificates``: a
+    folder for one file per row in ``r<r>-ball/``, ``r<r>-random/``. ``AssertionError`` if an instance does not have
+    visible dimension r or a bracket does not verify."""
     def sub(name):
         return None if certificates is None else os.path.join(os.fspath(certificates), name)
 
@@ -111,17 +108,15 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
 
 
 def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
-    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, judged against
-    :math:`r/2` by :func:`attnrank_lite.laws.verdicts.judged_slope_table` (``max width`` r/4).
-
-    ``can fail`` is False for the sharp family's upper end, whose n grows like
-    :math:`\beta^{r/2}` by construction: its slope is exactly ``n slope`` plus ``upper/n slope``.
+    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, judged against :math:`r/2` by
+    :func:`attnrank_lite.laws.verdicts.judged_slope_table` (``max width`` r/4). ``can fail`` is False for the sharp
+    family's upper end, whose n grows like :math:`\beta^{r/2}` by construction (slope ``n slope + upper/n slope``).
 
     Returns
     -------
     pandas.DataFrame
-        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then r, family, end, beta_min,
-        beta_max, max width, n slope, upper/n slope, can fail.
+        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then r, family, end, beta_min, beta_max, max width,
+        n slope, upper/n slope, can fail.
     """
     tail = law.groupby(["r", "family"]).tail(fit_points)
     fits = judged_slope_table(tail, lambda g: g["r"] / 2, by=("r", "family"))
@@ -176,18 +171,11 @@ def _all_verified(table: pd.DataFrame, every: bool = False) -> pd.DataFrame:
 
 
 def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.DataFrame:
-    r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets.
-
-    For r = 1, 2: ``n`` uniform points of the r-ball hidden in ``r + extra`` dimensions; the
-    certificate is built in the visible coordinates and verified against the attention of the
-    original queries and keys. Columns of :func:`~.polynomial.polynomial_sweep`, ``bracket
-    lower``, ``bracket upper``, ``count / upper``, ``count >= n`` (vacuous).
-
-    Raises
-    ------
-    AssertionError
-        If a certificate that was found does not verify.
-    """
+    r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets, for r = 1, 2: ``n``
+    uniform points of the r-ball hidden in ``r + extra`` dimensions, each certificate built in the visible
+    coordinates and verified against the attention of the original queries and keys. Columns of
+    :func:`~.polynomial.polynomial_sweep`, ``bracket lower``, ``bracket upper``, ``count / upper``, ``count >= n``
+    (vacuous); ``AssertionError`` if a certificate found does not verify."""
     rows = []
     for r in (1, 2):
         Y = uniform_ball(n, r, seed=seed + 2)
