@@ -47,11 +47,10 @@ def exact_case_table(n: int, blocks: int, eps: float) -> pd.DataFrame:
 
 
 def eps_sweep_table(A, eps_values, certificates=None, recipe=None) -> pd.DataFrame:
-    r"""Brackets of ``A`` over ``eps_values`` (sorted by eps) with ``frobenius_tail``
-    (``prop-frobenius-tail`` on all rows), ``frobenius_verified`` and the envelopes of
-    :func:`~attnrank_lite.engine.bracket_algebra.monotone_envelope`. With ``certificates`` (a folder)
-    the brackets also go to ``instance.npz`` there, the instance being ``recipe`` (e.g.
-    ``dict(Q=X, beta=beta)``) or else ``A``."""
+    r"""Brackets of ``A`` over ``eps_values`` (sorted) with ``frobenius_tail`` (``prop-frobenius-tail``, all rows),
+    ``frobenius_verified`` and the envelopes of :func:`~attnrank_lite.engine.bracket_algebra.monotone_envelope`;
+    with ``certificates`` (a folder) the brackets also go to ``instance.npz`` there, the instance being ``recipe``
+    (e.g. ``dict(Q=X, beta=beta)``) or else ``A``."""
     brackets = rank_brackets(A, list(eps_values), effort=EFFORT)  # one factorisation for all levels
     if certificates is not None:
         from ..engine.certificate_io import save_brackets_in_folder
@@ -95,9 +94,8 @@ def spectral_contrast_table(matrices: dict, split_factors, eps: float) -> pd.Dat
 
 
 def cluster_certificate(A, bracket) -> ClusterMassCertificate:
-    r"""The cluster-mass certificate (``prop-cluster-mass``) drawn for ``bracket``: its own lower
-    certificate when of that kind, else the greedy
-    :func:`~attnrank_lite.engine.lower.cluster_mass_lower_bound` of ``A`` at its eps."""
+    r"""The cluster-mass certificate (``prop-cluster-mass``) drawn for ``bracket``: its own lower certificate when
+    of that kind, else the greedy :func:`~attnrank_lite.engine.lower.cluster_mass_lower_bound` of ``A`` at its eps."""
     cert = bracket.lower_certificate
     return cert if isinstance(cert, ClusterMassCertificate) else cluster_mass_lower_bound(A, bracket.eps)
 

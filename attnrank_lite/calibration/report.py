@@ -139,8 +139,8 @@ def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
 
 
 def vacuous_counts(settings: pd.DataFrame) -> dict:
-    """How many polynomial counts are vacuous (``poly_count >= n_tokens_max``: every matrix of
-    n rows has rank at most n); settings without a certificate (count ``+inf``) apart.
+    """How many polynomial counts are vacuous (``poly_count >= n_tokens_max``, the trivial bound n), settings
+    without a certificate (count ``+inf``) apart.
 
     Returns
     -------

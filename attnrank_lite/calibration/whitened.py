@@ -78,11 +78,9 @@ def _max_oscillations(a, b, sig, k: int, d: int) -> np.ndarray:
 
 
 def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e-10) -> HeadGeometry:
-    r"""The geometry of the module docstring from per-sequence ``(Q_s, K_s)`` (biases included).
-
-    ``weights`` (``W_Q, b_Q, W_K, b_K``) and pooled layer-input ``states`` give ``visible_dim``
-    (else it is ``visible_dim_calib``); ``rtol``: relative threshold of the numerical ranks.
-    """
+    r"""The geometry of the module docstring from per-sequence ``(Q_s, K_s)`` (biases included); ``weights``
+    (``W_Q, b_Q, W_K, b_K``) and pooled layer-input ``states`` give ``visible_dim`` (else it is
+    ``visible_dim_calib``); ``rtol``: relative threshold of the numerical ranks."""
     if not qk:
         raise ValueError("need at least one calibration sequence")
     d = qk[0][0].shape[1]
