@@ -101,10 +101,8 @@ def dimension_vs_certificates(settings: pd.DataFrame):
         ok = np.isfinite(y)
         axes[0].plot(x[ok], y[ok], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
         axes[1].plot(x, sub["upper_mean"], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
-    axes[0].set_ylabel("log10 count C(r+D, D)")
-    axes[1].set_ylabel("mean SVD upper bracket")
-    for ax in axes:
-        ax.set_xlabel(r"effective dimension $r_{osc}(\tau)$")
+    for ax, ylabel in zip(axes, ("log10 count C(r+D, D)", "mean SVD upper bracket")):
+        ax.set(xlabel=r"effective dimension $r_{osc}(\tau)$", ylabel=ylabel)
     axes[1].legend(title="multiplier", fontsize=9)
     return fig
 

@@ -28,8 +28,7 @@ ASSOCIATION_PAIRS = (
 def spearman(x, y) -> float:
     """Spearman's rank correlation of 1-D ``x, y``: the Pearson correlation of average ranks
     (``inf`` ranks last); NaN when either side is constant."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError("x and y must be 1-D arrays of equal length")
     if np.isnan(x).any() or np.isnan(y).any():
@@ -70,8 +69,7 @@ def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
         ``rho``, ``low``, ``high`` (NaN when undefined), ``n``, ``clusters``, ``n_boot``,
         ``n_valid`` (resamples where both sides varied), ``defined_fraction``.
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     if not 0 < level < 1:

@@ -27,8 +27,7 @@ def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 
     -------
     Q, K : ndarray, shapes (n, r + extra) and (m, r + extra)
     """
-    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
-    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    Y, X = (np.atleast_2d(np.asarray(Z, dtype=np.float64)) for Z in (Y, X))
     if extra < 1:
         raise ValueError(f"extra must be >= 1, got {extra}")
     rng = np.random.default_rng(seed)

@@ -134,8 +134,7 @@ def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None, rtol: float = 1e
     and queries range over, centred (``None``: all of R^d_model). Singular values below the rounding level of the
     product are zero."""
     rtol = _check_rtol(rtol)
-    W_Q = np.atleast_2d(np.asarray(W_Q, dtype=np.float64))
-    W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
+    W_Q, W_K = (np.atleast_2d(np.asarray(W, dtype=np.float64)) for W in (W_Q, W_K))
     dh, dm = W_Q.shape
     if W_K.shape != (dh, dm):
         raise ValueError(f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
@@ -196,9 +195,7 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=N
         ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next`` (:math:`\sigma_{s+1}(M)`, 0 beyond
         the rank), ``R_q``, ``R_k``.
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
-    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     if M.shape != (Q.shape[1], K.shape[1]):
         raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
     beta = finite_nonnegative("beta", beta)
@@ -251,9 +248,7 @@ def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_deg
         ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A`` (``None`` / ``False`` without budget
         or certificate).
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
-    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     eps = finite_nonnegative("eps", eps)
     A = softmax_attention(Q @ M, K, beta)
     if s_values is None:

@@ -42,11 +42,9 @@ def polynomial_figure(poly, n: int):
     b = poly["beta"].unique()
     axes[0].plot(b, 2 * np.sqrt(b), "k--", label=r"reference $2\sqrt{\beta}$")
     axes[1].axhline(n, color="grey", lw=0.8, label="n (trivial)")
-    for ax in axes:
-        ax.set(xscale="log", yscale="log", xlabel=r"$\beta$")
+    for ax, ylabel in zip(axes, ("degree D", "rank bound")):
+        ax.set(xscale="log", yscale="log", xlabel=r"$\beta$", ylabel=ylabel)
         ax.legend(fontsize=8)
-    axes[0].set_ylabel("degree D")
-    axes[1].set_ylabel("rank bound")
     fig.tight_layout()
     return fig
 
