@@ -1,21 +1,10 @@
-r"""Calibration-whitened interaction geometry of one head (``def-whitened-effective-dimension``).
-
-On each calibration sequence :math:`\sigma`, with mean query :math:`\bar q_\sigma` and mean key :math:`c_\sigma`,
-
-.. math:: q_i^\top k_j = (q_i - \bar q_\sigma)^\top (k_j - c_\sigma)
-          + \bar q_\sigma^\top (k_j - c_\sigma) + q_i^\top c_\sigma :
-
-a doubly centred term, a column-scalar key log-weight (kept exactly, never a dimension) and an invisible row-scalar
-term. With thin SVDs :math:`Q_c = U_q S_q V_q^\top`, :math:`K_c = U_k S_k V_k^\top` of the stacked centred queries
-and keys and :math:`C = S_q V_q^\top V_k S_k` (singular values those of :math:`G = Q_c K_c^\top`), truncating ``C``
-to rank ``s`` gives, by ``lem-softmax-perturbation`` (``prop-whitened-truncation``),
-
-.. math:: \|A - A_s\| \le \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \eta_s :=
-          \beta\,\sigma_{s+1}(G) \max_i|u_i| \max_j|v_j|
-
-on every calibration sequence; :math:`r(\tau)` and :math:`r_\text{osc}(\tau) \le r(\tau)` are
-the least ``s`` whose bound is at most :math:`\tau`.
-"""
+r"""Calibration-whitened interaction geometry of one head (chapter 6, ``def-whitened-effective-dimension``,
+``prop-whitened-truncation``): thin SVDs :math:`Q_c = U_q S_q V_q^\top`, :math:`K_c = U_k S_k V_k^\top` of the
+stacked queries and keys, each centred by its sequence's mean (:math:`\bar q_\sigma`, :math:`c_\sigma`),
+:math:`C = S_q V_q^\top V_k S_k` (the singular values of :math:`G = Q_c K_c^\top`), and, for ``C`` truncated to rank
+``s``, :math:`\|A - A_s\| \le \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \eta_s := \beta\,\sigma_{s+1}(G)
+\max_i|u_i| \max_j|v_j|` on every calibration sequence; :math:`r_\text{osc}(\tau) \le r(\tau)` are the least ``s``
+whose bound is at most :math:`\tau`."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -234,19 +234,17 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
 
 def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_degree: int = 64) -> list:
     r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s`` (``s_values``,
-    default ``0..min(a, b)``).
-
-    The residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget :math:`\varepsilon - \tau_s`
-    for ``A_s``: :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The bracket's SVD
-    upper side and the polynomial certificate of ``A_s`` at that budget are each re-verified against ``A`` at
-    ``eps`` by their own ``verify``, so neither rests on the floating-point value of :math:`\tau_s`.
+    default ``0..min(a, b)``): the residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget
+    :math:`\varepsilon - \tau_s` for ``A_s``, :math:`\mathrm{rank}_\varepsilon(A) \le
+    \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The bracket's SVD upper side and the polynomial certificate of ``A_s``
+    at that budget are each re-verified against ``A`` at ``eps``, so neither rests on the float value of
+    :math:`\tau_s`.
 
     Returns
     -------
     list of dict
-        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``, ``verified_on_A``,
-        ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A`` (``None`` / ``False`` without budget
-        or certificate).
+        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``, ``verified_on_A``, ``poly_dim``,
+        ``poly_degree``, ``poly_count``, ``poly_verified_on_A`` (``None`` / ``False`` without budget or certificate).
     """
     Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     eps = finite_nonnegative("eps", eps)

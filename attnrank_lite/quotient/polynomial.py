@@ -1,15 +1,8 @@
-r"""Finite polynomial rank certificates (``prop-polynomial-certificate``).
-
-For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r`, logits :math:`\ell_{ij} = \beta\langle q_i, k_j\rangle`
-and key weights :math:`w_j`, row ``i`` of the attention is :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i`
-(:math:`h_i = \max_j \ell_{ij}`). Replacing :math:`t \mapsto e^{t-h_i}` by its degree-``D`` Chebyshev interpolant
-:math:`p_i` on the row's logit range and keeping :math:`Z_i` gives
-
-.. math:: B_{ij} = w_j\, p_i(\beta\langle q_i, k_j\rangle) / Z_i,
-          \qquad \operatorname{rank} B \le \binom{r + D}{D}.
-
-The degree needed grows like :math:`\sqrt{\beta\log(m/\varepsilon)}` (:func:`degree_table`).
-"""
+r"""Finite polynomial rank certificates (chapter 4, ``prop-polynomial-certificate``): for visible coordinates in
+:math:`\mathbb R^r`, row ``i`` of the attention, :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i` with
+:math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` and :math:`h_i = \max_j \ell_{ij}`, becomes
+:math:`B_{ij} = w_j\, p_i(\ell_{ij}) / Z_i`, :math:`p_i` the degree-``D`` Chebyshev interpolant of
+:math:`t \mapsto e^{t-h_i}` on the row's logit range: :math:`\operatorname{rank} B \le \binom{r + D}{D}`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
