@@ -156,8 +156,7 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     else:
         path, source = found
         name = requested if source == "Hugging Face cache" else path.name
-    progress_was_on = hf_logging.is_progress_bar_enabled()
-    verbosity = hf_logging.get_verbosity()
+    progress_was_on, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     try:
@@ -242,7 +241,5 @@ def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
     hidden, _, mask = forward_states(model, enc)
     W = head_weights(model, layer, head)
     Q, K = head_queries_keys(hidden[int(layer)], W)
-    d_head = W["W_Q"].shape[0]
-    log_w = np.where(mask, 0.0, -np.inf)
-    beta = float(scale_multiplier) / np.sqrt(d_head)
-    return softmax_attention(Q, K, beta=beta, log_weights=None if mask.all() else log_w)
+    beta = float(scale_multiplier) / np.sqrt(W["W_Q"].shape[0])  # W_Q has d_head rows
+    return softmax_attention(Q, K, beta=beta, log_weights=None if mask.all() else np.where(mask, 0.0, -np.inf))

@@ -19,22 +19,12 @@ __all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_d
 
 @dataclass
 class HeadGeometry:
-    r"""Temperature-independent interaction geometry of one head on the calibration set.
-
-    Attributes
-    ----------
-    visible_dim, visible_dim_calib : int
-        :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` on the states; rank of :math:`G`.
-    sigma : ndarray, shape (d_head,)
-        Singular values of ``G``, decreasing, zero-padded.
-    lev_q, lev_k : float
-        :math:`\max_i |u_i|`, :math:`\max_j |v_j|`.
-    omega : ndarray, shape (d_head + 1,)
-        :math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`, ``s = 0..d_head``.
-    a, b, colterm : lists of ndarray, one per sequence
-        :math:`u_i^\top W`, :math:`v_j^\top Z` (:math:`C = W \operatorname{diag}(\sigma) Z^\top`),
-        :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
-    """
+    r"""Temperature-independent interaction geometry of one head on the calibration set: ``visible_dim``
+    (:func:`~attnrank_lite.quotient.interaction.head_visible_dimension` on the states), ``visible_dim_calib`` (the
+    rank of :math:`G`), ``sigma`` (its singular values, decreasing, zero-padded to ``d_head``), ``lev_q``, ``lev_k``
+    (:math:`\max_i |u_i|`, :math:`\max_j |v_j|`), ``omega`` (:math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`,
+    ``s = 0..d_head``) and, one ndarray per sequence, ``a``, ``b``, ``colterm`` (:math:`u_i^\top W`, :math:`v_j^\top
+    Z` with :math:`C = W \operatorname{diag}(\sigma) Z^\top`, :math:`\bar q_\sigma^\top (k_j - c_\sigma)`)."""
 
     d_head: int
     visible_dim: int
@@ -81,8 +71,7 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     Uk, sk, Vkt = _range_basis(Kc, rtol)
     C = (sq[:, None] * Vqt) @ (Vkt.T * sk[None, :])
     W, sig, Zt = np.linalg.svd(C, full_matrices=True)
-    sigma = np.zeros(d)
-    sigma[:sig.size] = sig
+    sigma = np.pad(sig, (0, d - sig.size))  # zero-padded to d_head
     top = sig.max() if sig.size else 0.0
     vis_calib = int(np.count_nonzero(sig > rtol * top)) if top > 0 else 0
     a_all, b_all = Uq @ W, Uk @ Zt.T
@@ -101,8 +90,7 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
 
 def eta_bound(geom: HeadGeometry, beta: float) -> np.ndarray:
     r""":math:`\eta_s = \beta\,\sigma_{s+1}(G)\max_i|u_i|\max_j|v_j|`, ``s = 0..d_head`` (shape (d_head+1,))."""
-    sig = np.append(geom.sigma, 0.0)
-    return float(beta) * sig * geom.lev_q * geom.lev_k
+    return float(beta) * np.append(geom.sigma, 0.0) * geom.lev_q * geom.lev_k
 
 
 def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
@@ -113,8 +101,7 @@ def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
 def tolerance_dims(geom: HeadGeometry, beta: float, tau: float) -> tuple[int, int]:
     r"""``(r(tau), r_osc(tau))``: least truncation ranks with certified output error ``<= tau``."""
     r_bound = int(tolerance_dimension(geom.sigma, tau, scale=float(beta) * geom.lev_q * geom.lev_k))
-    e = eta_osc(geom, beta)
-    r_osc = int(np.flatnonzero(e <= tau)[0])  # e[d_head] = 0, so this exists
+    r_osc = int(np.flatnonzero(eta_osc(geom, beta) <= tau)[0])  # eta_osc[d_head] = 0, so this exists
     return r_bound, min(r_osc, r_bound)
 
 
