@@ -75,12 +75,9 @@ def _hf_cache_dirs() -> list[Path]:
 
 
 def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
-    """``(path, source)`` of a model folder on this machine, or ``None``, without any network.
-
-    First a folder at ``name_or_path`` with ``config.json`` and weights, then a snapshot
-    ``models--ORG--NAME/snapshots/*`` in the local hub cache (``bert-base-uncased`` also as
-    ``google-bert/bert-base-uncased``).
-    """
+    """``(path, source)`` of a model folder on this machine, or ``None``, without any network: first a folder at
+    ``name_or_path`` with ``config.json`` and weights, then a snapshot ``models--ORG--NAME/snapshots/*`` in the local
+    hub cache (``bert-base-uncased`` also as ``google-bert/bert-base-uncased``)."""
     p = Path(name_or_path).expanduser()
     if p.is_dir():
         return (p.resolve(), "local folder") if _is_model_folder(p) else None
@@ -229,12 +226,9 @@ def head_queries_keys(hidden_in: np.ndarray, weights: dict) -> tuple[np.ndarray,
 
 def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
                         scale_multiplier: float = 1.0, max_tokens: int = 128) -> np.ndarray:
-    r"""A head's attention rebuilt in float64 from ``W_Q, b_Q, W_K, b_K`` and the layer-input
-    states, with the logit scale ``scale_multiplier / sqrt(d_head)`` (masked keys weigh zero).
-
-    With multiplier 1 this is the model's own ``output_attentions`` up to float32 rounding.
-    Returns the (n, n) row-stochastic matrix, ``n`` tokens with ``[CLS]`` and ``[SEP]``.
-    """
+    r"""A head's attention, (n, n) over the ``n`` tokens with ``[CLS]`` and ``[SEP]``, rebuilt in float64 from ``W_Q,
+    b_Q, W_K, b_K`` and the layer-input states with the logit scale ``scale_multiplier / sqrt(d_head)`` (masked keys
+    weigh zero): with multiplier 1, the model's own ``output_attentions`` up to float32 rounding."""
     from ..engine.attention import softmax_attention
 
     enc = encode(tokenizer, text, max_tokens)

@@ -83,12 +83,11 @@ def visible_dimension(L, rtol: float = 1e-10) -> int:
 
 
 def visible_coordinates(Q, K, rtol: float = 1e-10):
-    r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d).
-
-    With centred :math:`Q_c, K_c`, :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`. The SVD of
-    :math:`Q_cK_c^\top` (from the factors), truncated at ``rtol``, gives :math:`K_v = V_r\Sigma_r^{1/2}` (columns of
-    mean zero); the column term :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v =
-    U_r\Sigma_r^{1/2} + \mathbf 1 t^\top`, and ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
+    r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d). With centred :math:`Q_c, K_c`,
+    :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`. The SVD of :math:`Q_cK_c^\top` (from the
+    factors), truncated at ``rtol``, gives :math:`K_v = V_r\Sigma_r^{1/2}` (columns of mean zero); the column term
+    :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v = U_r\Sigma_r^{1/2} + \mathbf 1 t^\top`, and
+    ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
 
     .. math:: \mathrm{rowsoftmax}(\beta QK^\top)
               = \mathrm{rowsoftmax}(\beta Q_vK_v^\top + \mathbf 1(\beta a)^\top)

@@ -206,11 +206,9 @@ class PolynomialCertificate(UpperCertificate):
         return polynomial_matrix(self.Qv, self.Kv, self.beta, self.degree, self.log_weights)
 
     def certified_rank(self, A, eps: float) -> int | None:
-        """``count`` when ``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the
-        margin of :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``.
-
-        A bad ``A`` or ``eps`` raises; malformed stored data give ``None``.
-        """
+        """``count`` when ``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the margin of
+        :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``; a bad ``A`` or ``eps`` raises,
+        malformed stored data give ``None``."""
         A = real_matrix("A", A)
         eps = eps_value(eps)
 
@@ -233,9 +231,6 @@ class PolynomialCertificate(UpperCertificate):
                 return None
         return int(self.count)
 
-    def as_dict(self) -> dict:
-        return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
-
     def __repr__(self) -> str:
         return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, "
                 f"error={self.error:.3g})")
@@ -243,14 +238,12 @@ class PolynomialCertificate(UpperCertificate):
 
 def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None,
                            start: int | None = None):
-    r"""Smallest-degree polynomial certificate of ``rowsoftmax(beta Qv Kv^T + log_weights)``
-    meeting ``eps``, up to ``max_degree``, or ``None``.
-
-    A *screen* (the computed row error alone: a degree it refuses, the certified check refuses too) finds the least
-    degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and bisection; the certified check (error
-    plus the margin of :func:`_rounding_margin`, as ``verify``) then runs there and, if the margin tips it over,
-    above. The error is essentially, not provably, monotone in ``D``; the certificate is valid either way.
-    """
+    r"""Smallest-degree polynomial certificate of ``rowsoftmax(beta Qv Kv^T + log_weights)`` meeting ``eps``, up to
+    ``max_degree``, or ``None``. A *screen* (the computed row error alone: a degree it refuses, the certified check
+    refuses too) finds the least degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and bisection;
+    the certified check (error plus the margin of :func:`_rounding_margin`, as ``verify``) then runs there and, if
+    the margin tips it over, above. The error is essentially, not provably, monotone in ``D``; the certificate is
+    valid either way."""
     Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
     eps = finite_nonnegative("eps", eps)
     max_degree = int(max_degree)
@@ -328,13 +321,10 @@ def _found(cert) -> dict:
 
 def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
                      log_weights=None, key_offsets=None, attention=None) -> list:
-    r"""Polynomial certificates of ``rowsoftmax(beta Qv Kv^T + log w(beta))`` for each of
-    ``betas``, :math:`\log w_j(\beta) = \text{log\_weights}_j + \beta\,\text{key\_offsets}_j`.
-
-    Each is verified against ``attention(beta)`` (default: the attention of the coordinates).
-    Rows: ``beta``, ``dim``, ``degree``, ``count``, ``error``, ``verified`` (``None`` entries when
-    no degree up to ``max_degree`` meets ``eps``).
-    """
+    r"""Polynomial certificates of ``rowsoftmax(beta Qv Kv^T + log w(beta))`` for each of ``betas``,
+    :math:`\log w_j(\beta) = \text{log\_weights}_j + \beta\,\text{key\_offsets}_j`, each verified against
+    ``attention(beta)`` (default: the attention of the coordinates). Rows: ``beta``, ``dim``, ``degree``, ``count``,
+    ``error``, ``verified`` (``None`` entries when no degree up to ``max_degree`` meets ``eps``)."""
     m = np.atleast_2d(Kv).shape[0]
     base = np.zeros(m) if log_weights is None else np.asarray(log_weights, dtype=np.float64)
     off = np.zeros(m) if key_offsets is None else np.asarray(key_offsets, dtype=np.float64)
@@ -351,13 +341,11 @@ def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
 
 def degree_table(r: int, beta: float, eps: float, ms, n_queries: int = 50,
                  seed: int = 0, max_degree: int = 256) -> list:
-    r"""Least certified degree against the number of keys ``m`` at fixed ``beta``.
-
-    ``n_queries`` queries and ``m`` keys uniform in the unit ``r``-ball. The count at a fixed ``D`` does not depend
-    on ``m``, but the row error sums ``m`` pointwise errors, so ``D`` grows with ``m`` (heuristically like
-    :math:`\sqrt{\beta\log(m/\varepsilon)}`, reported beside it). Rows: ``m``, ``degree`` (``None``: none up to
-    ``max_degree``), ``count``, ``error``, ``verified``, ``sqrt(beta log(m/eps))``.
-    """
+    r"""Least certified degree against the number of keys ``m`` at fixed ``beta``, for ``n_queries`` queries and ``m``
+    keys uniform in the unit ``r``-ball. The count at a fixed ``D`` does not depend on ``m``, but the row error sums
+    ``m`` pointwise errors, so ``D`` grows with ``m`` (heuristically like :math:`\sqrt{\beta\log(m/\varepsilon)}`,
+    reported beside it). Rows: ``m``, ``degree`` (``None``: none up to ``max_degree``), ``count``, ``error``,
+    ``verified``, ``sqrt(beta log(m/eps))``."""
     eps = finite_nonnegative("eps", eps)
     if not eps > 0:
         raise ValueError(f"eps must be > 0, got {eps}")

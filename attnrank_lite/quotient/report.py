@@ -30,11 +30,10 @@ FIXED_N_FAMILY = "uniform random"
 # chapter 4
 
 def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
-    r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``.
-
-    One row: ranks of the logits and of the row-centred logits, the visible dimension, the head formula with and
-    without :math:`b_Q`, and the largest entry of :math:`|A_\text{head} - A_\text{visible}|`
-    (:func:`~.interaction.visible_coordinates` with its key offsets). Numbers: ``head_rowc``, ``head_vis``."""
+    r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``, one row: ranks of the logits
+    and of the row-centred logits, the visible dimension, the head formula with and without :math:`b_Q`, and the
+    largest entry of :math:`|A_\text{head} - A_\text{visible}|` (:func:`~.interaction.visible_coordinates` with its
+    key offsets). Numbers: ``head_rowc``, ``head_vis``."""
     W_Q, W_K = np.asarray(W_Q, float), np.asarray(W_K, float)
     X, logw = gaussian_ball(2, beta)
     Qh, Kh = X @ W_Q.T + b_Q, X @ W_K.T + b_K
@@ -54,13 +53,12 @@ def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
 
 
 def _sharp(r: int, extra: int, seed: int):
-    def make(beta):
-        Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
-        return softmax_attention(Q, K, beta, log_weights=lw)
-
     def recipe(beta):  # the instance of a certificate file (bracket_sweep)
         Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
         return {"Q": Q, "K": K, "beta": beta, "log_weights": lw}
+
+    def make(beta):
+        return softmax_attention(**recipe(beta))
 
     make.recipe = recipe
     return make
@@ -196,17 +194,16 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
 
 
 def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int) -> tuple[pd.DataFrame, dict]:
-    r"""Count slopes of the polynomial certificates against :math:`r/2`
-    (:func:`attnrank_lite.laws.verdicts.judge_slope`), over the last ``fit_points``
-    non-vacuous certificates per r; vacuous ones (count ``>= n``) are left out and counted.
+    r"""Count slopes of polynomial certificates against :math:`r/2` (:func:`attnrank_lite.laws.verdicts.judge_slope`)
+    over the last ``fit_points`` non-vacuous certificates per r; vacuous ones (count ``>= n``) left out and counted.
 
     Returns
     -------
     fits : pandas.DataFrame
         Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``, ``beta_max``.
     numbers : dict
-        ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta),
-        ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
+        ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta), ``trivial_r{r}``,
+        ``vacuous_r{r}``, ``poly_n``.
     """
     out, rows = {"poly_n": str(n)}, []
     for r, g in poly.groupby("dim"):
@@ -252,10 +249,8 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
 
 
 def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFrame:
-    r"""Polynomial degree on the Gaussian ball (r = 1), with its key log-weights and without.
-
-    An empty ``degree``: none up to ``max_degree``. Raises ``AssertionError`` if a certificate
-    found does not verify."""
+    r"""Polynomial degree on the Gaussian ball (r = 1), with its key log-weights and without (an empty ``degree``:
+    none up to ``max_degree``); ``AssertionError`` if a certificate found does not verify."""
     rows = []
     for beta in betas:
         X, lw = gaussian_ball(1, beta)
@@ -278,14 +273,11 @@ ROUNDING = 1e-12
 
 
 def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
-    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from
-    :math:`10^{-3}` to 20) and ``n_pairs`` random pairs over 6 keys.
-
-    Returns the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest change/bound,
-    violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers
-    ``sharp_gap``, ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; raises
-    ``AssertionError`` if the gap exceeds :data:`ROUNDING` or a pair violates the bound.
-    """
+    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from :math:`10^{-3}` to 20)
+    and ``n_pairs`` random pairs over 6 keys: the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest
+    change/bound, violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers ``sharp_gap``,
+    ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; ``AssertionError`` if the gap exceeds
+    :data:`ROUNDING` or a pair violates the bound."""
     t = np.logspace(-3, np.log10(20), 200)
     gap = float(np.abs(cs.two_level_example(t) - oscillation_bound(t)).max())
     osc, change = cs.random_perturbation_pairs(n_pairs, 6, seed=seed)
