@@ -242,12 +242,11 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     """Comparison with the abstract's qualitative claims (Markdown), from this run's tables only."""
     n = len(settings)
     d = int(settings["d_head"].iloc[0])
-    lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: "
-             f"a reduction means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median "
-             f"reduction among the settings with one <= {100 * MODEST:.0f}%; "
-             f"*many*: at least {100 * MANY:.0f}% of settings; "
-             f"an association is *positive* when its whole 95% head-bootstrap interval is above 0, "
-             f"and an interval is *undefined* when fewer than {100 * MIN_DEFINED:.0f}% of the "
+    lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: a reduction "
+             f"means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median reduction among the settings with "
+             f"one <= {100 * MODEST:.0f}%; *many*: at least {100 * MANY:.0f}% of settings; an association is "
+             f"*positive* when its whole 95% head-bootstrap interval is above 0, and an interval is *undefined* "
+             f"when fewer than {100 * MIN_DEFINED:.0f}% of the "
              f"resamples define it."), "", "*Effective-dimension reductions, per temperature:*", ""]
     for m, sub in settings.groupby("multiplier"):
         k_o, k_b = int((sub["reduction_osc"] > 0).sum()), int((sub["reduction"] > 0).sum())

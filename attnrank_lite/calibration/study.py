@@ -153,13 +153,12 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
 
 def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: float, tau: float,
                bracket_seqs, max_degree: int = 64, certificates: str | None = None):
-    """All head–temperature rows of one head, and its per-sequence rows.
-
-    For each multiplier (``beta = m / sqrt(d_head)``): the tolerance dimensions, verified brackets of ``A`` at
-    ``eps`` on ``bracket_seqs`` and polynomial certificates of the rank-``r_osc(tau)`` truncated head at ``eps -
-    tau`` verified against ``A`` at ``eps``; the setting's count is the largest over the sequences. Without a
-    certificate on some sequence, ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every
-    certificate found). ``certificates``: a folder for one certificate file per bracket.
+    """All head–temperature rows of one head, and its per-sequence rows: for each multiplier (``beta = m /
+    sqrt(d_head)``), the tolerance dimensions, verified brackets of ``A`` at ``eps`` on ``bracket_seqs`` and
+    polynomial certificates of the rank-``r_osc(tau)`` truncated head at ``eps - tau`` verified against ``A`` at
+    ``eps``; the setting's count is the largest over the sequences. Without a certificate on some sequence,
+    ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every certificate found).
+    ``certificates``: a folder for one certificate file per bracket.
 
     Returns
     -------

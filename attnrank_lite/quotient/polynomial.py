@@ -232,8 +232,7 @@ class PolynomialCertificate(UpperCertificate):
         return int(self.count)
 
     def __repr__(self) -> str:
-        return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, "
-                f"error={self.error:.3g})")
+        return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, error={self.error:.3g})")
 
 
 def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None,
