@@ -122,8 +122,7 @@ def l1_family_check(A, eps: float) -> tuple[dict, dict, str]:
     (``c1_l1_k`` the SVD certificate's rank, ``c1_l1_proj`` / ``c1_l1_fit`` its largest row error projected /
     fitted, both that of ``B = A`` when no member met eps, ``c1_l1_rank`` the :math:`\ell_1` family's), checks
     (``fit_not_worse``, ``l1_verified``: verifies with rank at most the SVD one) and the printed line."""
-    plain = svd_upper_bound(A, eps)
-    fitted = l1_upper_bound(A, eps)
+    plain, fitted = svd_upper_bound(A, eps), l1_upper_bound(A, eps)
     if plain.source == "identity":  # no member met eps (eps = 0): B = A, no subspace
         projected = fit = row_l1(np.asarray(A, dtype=np.float64) - plain.L @ plain.R)
     else:

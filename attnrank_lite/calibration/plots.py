@@ -20,8 +20,7 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str | 
     numbers, not the colours); ``label`` names the quantity."""
     label = HEATMAP_LABEL if label is None else label
     mults = sorted(settings["multiplier"].unique())
-    layers = sorted(settings["layer"].unique())
-    heads = sorted(settings["head"].unique())
+    layers, heads = sorted(settings["layer"].unique()), sorted(settings["head"].unique())
     ncols = max(1, min(int(ncols), len(mults)))
     nrows = -(-len(mults) // ncols)
     panel_h = 0.32 * len(layers) + 1.0

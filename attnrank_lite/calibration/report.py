@@ -38,10 +38,8 @@ def spearman(x, y) -> float:
 
 def _spearman_rows(X, Y) -> np.ndarray:
     """:func:`spearman` of every row pair ``(X[i], Y[i])`` (NaN where a row is constant)."""
-    rx = rankdata(X, method="average", axis=1)
-    ry = rankdata(Y, method="average", axis=1)
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean(axis=1, keepdims=True)
+    rx, ry = rankdata(X, method="average", axis=1), rankdata(Y, method="average", axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
     den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
@@ -215,8 +213,7 @@ def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]
     """(one line per temperature then pooled, verdict word) for one pair."""
     within, pooled = _pair(assoc, x, y)
     defined = [s for s in within["sign"] if s != "undefined"]
-    pos = sum(s == "+" for s in defined)
-    neg = sum(s == "-" for s in defined)
+    pos, neg = sum(s == "+" for s in defined), sum(s == "-" for s in defined)
     text = (f"at fixed temperature: {_within_text(within)}. Pooled over temperatures "
             f"(confounded by temperature): {_interval(pooled)}")
     if not defined:
@@ -240,8 +237,7 @@ def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]
 
 def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str:
     """Comparison with the abstract's qualitative claims (Markdown), from this run's tables only."""
-    n = len(settings)
-    d = int(settings["d_head"].iloc[0])
+    n, d = len(settings), int(settings["d_head"].iloc[0])
     lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: a reduction "
              f"means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median reduction among the settings with "
              f"one <= {100 * MODEST:.0f}%; *many*: at least {100 * MANY:.0f}% of settings; an association is "
@@ -263,8 +259,7 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     if not red.any():
         summary.append("reductions: **not observed**")
     else:
-        modest = med <= MODEST
-        many = frac >= MANY
+        modest, many = med <= MODEST, frac >= MANY
         summary.append(
             f"reductions (measured-oscillation dimension): {'modest' if modest else 'not modest'} "
             f"(median {100 * med:.0f}%), in {100 * frac:.0f}% of settings ("

@@ -64,10 +64,7 @@ def describe_run(info, pairs, texts, lengths=None) -> str:
          f"({len(pairs)} heads). **Calibration:** {len(texts)} passages")
     if lengths is not None:
         s += f", {int(sum(lengths))} tokens (lengths {min(lengths)}–{max(lengths)})"
-    s += "."
-    if info.fallback:
-        s += f" *Note:* {info.message}."
-    return s
+    return s + "." + (f" *Note:* {info.message}." if info.fallback else "")
 
 
 @dataclass
@@ -122,8 +119,7 @@ def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: f
     if cert is not None:
         hints[r_o] = cert.degree
         return cert, r_o
-    Qe = np.hstack([Qv, np.ones((Qv.shape[0], 1))])
-    Ke = np.hstack([Kv, col[:, None]])
+    Qe, Ke = np.hstack([Qv, np.ones((Qv.shape[0], 1))]), np.hstack([Kv, col[:, None]])
     cert = polynomial_certificate(Qe, Ke, beta, budget, max_degree=max_degree, start=hints.get(r_o + 1))
     if cert is not None:
         hints[r_o + 1] = cert.degree

@@ -49,8 +49,7 @@ def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offse
     K /= np.linalg.norm(K, axis=1, keepdims=True)
     u = rng.standard_normal(d)
     K = K + key_offset * u / np.linalg.norm(u)
-    U = np.linalg.qr(rng.standard_normal((d, d)))[0]
-    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    U, V = np.linalg.qr(rng.standard_normal((d, d)))[0], np.linalg.qr(rng.standard_normal((d, d)))[0]
     sigma = float(decay) ** np.arange(d)
     return Q, K, (U * sigma) @ V.T
 
@@ -59,8 +58,7 @@ def two_level_example(t) -> np.ndarray:
     r""":math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1` for ``a = (0, -t/2)``,
     ``delta = (0, t)``: equals :math:`2\tanh(t/4)`, the sharp case of ``lem-softmax-perturbation``."""
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
-    a = np.column_stack([np.zeros_like(t), -t / 2])
-    d = np.column_stack([np.zeros_like(t), t])
+    a, d = np.column_stack([np.zeros_like(t), -t / 2]), np.column_stack([np.zeros_like(t), t])
     return np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
 
 

@@ -57,18 +57,14 @@ def row_scalar_quotient(L) -> np.ndarray:
     r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits (n, m), each row minus its
     mean: two logit matrices have the same row-softmax iff their quotients agree (``prop-quotient``)."""
     L = _logits(L)
-    if L.shape[1] == 0:
-        return L.copy()
-    return L - L.mean(axis=1, keepdims=True)
+    return L.copy() if L.shape[1] == 0 else L - L.mean(axis=1, keepdims=True)
 
 
 def double_centre(L) -> np.ndarray:
     r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m): :math:`L P_m = P_n L
     P_m + \mathbf 1 c^\top`, so ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``."""
     C = row_scalar_quotient(L)
-    if C.shape[0] == 0:
-        return C
-    return C - C.mean(axis=0, keepdims=True)
+    return C if C.shape[0] == 0 else C - C.mean(axis=0, keepdims=True)
 
 
 def visible_dimension(L, rtol: float = 1e-10) -> int:
@@ -142,8 +138,7 @@ def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None, rtol: float = 1e
             raise ValueError(f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
     if not (np.isfinite(W_Q).all() and np.isfinite(W_K).all()):
         raise ValueError("head weights must be finite")
-    scale = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K))
-    size = dm
+    scale, size = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K)), dm
     left, right = W_Q.T, W_K  # left: (d_model or n, d_head)
     if query_states is not None:
         left = _centred(query_states, dm, "query_states") @ W_Q.T
@@ -197,8 +192,7 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=N
     Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     if M.shape != (Q.shape[1], K.shape[1]):
         raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
-    beta = finite_nonnegative("beta", beta)
-    s = _truncation_rank(s)
+    beta, s = finite_nonnegative("beta", beta), _truncation_rank(s)
     c = K.mean(axis=0) if key_centre is None else np.asarray(key_centre, dtype=np.float64).reshape(-1)
     if c.shape != (K.shape[1],):
         raise ValueError(f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
@@ -206,8 +200,7 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=N
     sigma_next = float(sigma[s]) if s < sigma.size else 0.0
     Ms = truncate_interaction(M, s)
     w = 0.0 if log_weights is None else np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
-    L = beta * (Q @ M @ K.T) + w
-    Ls = beta * (Q @ Ms @ K.T) + w
+    L, Ls = beta * (Q @ M @ K.T) + w, beta * (Q @ Ms @ K.T) + w
     measured = row_l1(row_softmax(L) - row_softmax(Ls))
     osc = oscillation(beta * (Q @ (M - Ms) @ K.T))
     R_q = float(np.linalg.norm(Q, axis=1).max()) if Q.size else 0.0

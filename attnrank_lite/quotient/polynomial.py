@@ -48,8 +48,7 @@ def _cheb_coefficients(half: np.ndarray, D: int) -> np.ndarray:
 def _clenshaw(c: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Evaluate per-row Chebyshev series ``sum_k c[i, k] T_k(u[i, j])``."""
     D = c.shape[1] - 1
-    b1 = np.zeros_like(u)
-    b2 = np.zeros_like(u)
+    b1, b2 = np.zeros_like(u), np.zeros_like(u)
     for k in range(D, 0, -1):
         b1, b2 = c[:, k:k + 1] + 2.0 * u * b1 - b2, b1
     return c[:, :1] + u * b1 - b2
@@ -75,10 +74,8 @@ def _rows(Qv, Kv, beta, lw, D, sl):
     live = np.isfinite(lw)
     ell = beta * (Qv[sl] @ Kv.T)  # (b, m)
     ell_live = np.where(live[None, :], ell, np.nan)
-    hi = np.nanmax(ell_live, axis=1)
-    lo = np.nanmin(ell_live, axis=1)
-    half = (hi - lo) / 2.0
-    mid = (hi + lo) / 2.0
+    hi, lo = np.nanmax(ell_live, axis=1), np.nanmin(ell_live, axis=1)
+    half, mid = (hi - lo) / 2.0, (hi + lo) / 2.0
     safe = np.where(half > 0, half, 1.0)
     u = np.where(half[:, None] > 0, (ell - mid[:, None]) / safe[:, None], 0.0)
     u = np.clip(u, -1.0, 1.0)  # dead keys (weight 0) may fall outside; their weight is 0
@@ -111,11 +108,9 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
     """Per-row l1 error of B against A (None: the attention of the data) and rounding margin."""
     n, m = Qv.shape[0], Kv.shape[0]
     r = Qv.shape[1]
-    err = np.empty(n)
-    margin = np.zeros(n)
+    err, margin = np.empty(n), np.zeros(n)
     k2 = np.arange(D + 1, dtype=np.float64) ** 2
-    gam_eval = gamma(4 * (D + 1) ** 2 + 2 * r + 16)
-    gam_sum = gamma(m + r + 8)
+    gam_eval, gam_sum = gamma(4 * (D + 1) ** 2 + 2 * r + 16), gamma(m + r + 8)
     for s in range(0, n, _BLOCK):
         sl = slice(s, min(n, s + _BLOCK))
         ell, _, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)

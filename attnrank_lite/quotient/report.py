@@ -65,9 +65,7 @@ def _sharp(r: int, extra: int, seed: int):
 
 
 def _fixed_n(r: int, n: int, extra: int, seed: int):
-    Y = uniform_ball(n, r, seed=seed)
-    Xk = uniform_ball(n, r, seed=seed + 1)
-    Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
+    Q, K = cs.hidden_instance(uniform_ball(n, r, seed=seed), uniform_ball(n, r, seed=seed + 1), extra=extra, seed=seed)
     if ia.visible_dimension(Q @ K.T) != r:
         raise AssertionError(f"the random instance does not have visible dimension {r}")
 
@@ -176,8 +174,7 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
     (vacuous); ``AssertionError`` if a certificate found does not verify."""
     rows = []
     for r in (1, 2):
-        Y = uniform_ball(n, r, seed=seed + 2)
-        Xk = uniform_ball(n, r, seed=seed + 3)
+        Y, Xk = uniform_ball(n, r, seed=seed + 2), uniform_ball(n, r, seed=seed + 3)
         Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
         Qv, Kv, a = ia.visible_coordinates(Q, K)
 
@@ -208,8 +205,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int) -> tuple[pd.
     out, rows = {"poly_n": str(n)}, []
     for r, g in poly.groupby("dim"):
         found = g[g["degree"].notna()]
-        vac = found[found["count"] >= n]
-        useful = found[found["count"] < n].tail(fit_points)
+        vac, useful = found[found["count"] >= n], found[found["count"] < n].tail(fit_points)
         sel = pd.concat([useful, vac])
         row = judge_slope(sel["beta"], sel["count"], r / 2, left_out=(sel["count"] >= n).to_numpy())
         row.update(r=r, beta_min=float(useful["beta"].min()), beta_max=float(useful["beta"].max()))
@@ -233,8 +229,7 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
     """``m_first``, ``m_last``, ``deg_values`` and ``deg_plateau`` (where the degree of
     :func:`~.polynomial.degree_table` stops growing with m, if it does) of the table."""
     d = deg.sort_values("m")
-    degs = [int(v) for v in d["degree"]]
-    ms = [int(v) for v in d["m"]]
+    degs, ms = [int(v) for v in d["degree"]], [int(v) for v in d["m"]]
     k = len(degs) - 1
     while k > 0 and degs[k - 1] == degs[-1]:
         k -= 1
