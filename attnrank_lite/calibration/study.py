@@ -87,8 +87,7 @@ def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
     """One forward pass per text (truncated to ``max_tokens``); keep the needed layers' inputs
     and measure every head's rebuild. ``progress(iterable, desc=...)``: a progress wrapper."""
     layers = sorted({la for la, _ in pairs})
-    weights = {(la, h): head_weights(model, la, h) for la, h in pairs}
-    hidden = {la: [] for la in layers}
+    weights, hidden = {(la, h): head_weights(model, la, h) for la, h in pairs}, {la: [] for la in layers}
     err, err_l1 = dict.fromkeys(pairs, 0.0), dict.fromkeys(pairs, 0.0)
     lengths = []
     with single_threaded():

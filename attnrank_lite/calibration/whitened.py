@@ -76,8 +76,7 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     vis_calib = int(np.count_nonzero(sig > rtol * top)) if top > 0 else 0
     a_all, b_all = Uq @ W, Uk @ Zt.T
     k = min(a_all.shape[1], b_all.shape[1], sig.size)
-    lev_q = float(np.linalg.norm(Uq, axis=1).max()) if Uq.size else 0.0
-    lev_k = float(np.linalg.norm(Uk, axis=1).max()) if Uk.size else 0.0
+    lev_q, lev_k = (float(np.linalg.norm(U, axis=1).max()) if U.size else 0.0 for U in (Uq, Uk))
     cuts = np.cumsum([q.shape[0] for q, _ in qk])[:-1]
     a, b = np.split(a_all[:, :k], cuts), np.split(b_all[:, :k], cuts)
     omega = _max_oscillations(a, b, sig, k, d)

@@ -94,8 +94,7 @@ def visible_coordinates(Q, K, rtol: float = 1e-10):
     Q, K = query_key_pair(Q, K)
     n, m = Q.shape[0], K.shape[0]
     qbar = Q.mean(axis=0) if n else np.zeros(Q.shape[1])
-    Qc = Q - qbar[None, :]
-    Kc = K - K.mean(axis=0, keepdims=True) if m else K.copy()
+    Qc, Kc = Q - qbar[None, :], (K - K.mean(axis=0, keepdims=True) if m else K.copy())
     Ua, sa, Vat = np.linalg.svd(Qc, full_matrices=False)
     Ub, sb, Vbt = np.linalg.svd(Kc, full_matrices=False)
     core = (sa[:, None] * Vat) @ (Vbt.T * sb[None, :])  # Qc Kc^T = Ua core Ub^T

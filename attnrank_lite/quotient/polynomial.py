@@ -6,6 +6,7 @@ r"""Finite polynomial rank certificates (chapter 4, ``prop-polynomial-certificat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -269,13 +270,7 @@ def _least_passing(check, low: int, high: int, start: int | None):
     monotone ``check``: gallop from ``start`` (default ``low``), then bisect; each ``D`` once."""
     if low > high:
         return None
-    cache: dict[int, bool] = {}
-
-    def ok(D):
-        if D not in cache:
-            cache[D] = check(D)
-        return cache[D]
-
+    ok = cache(check)  # each D checked once
     D = low if start is None else min(high, max(low, int(start)))
     step = 1
     if ok(D):  # gallop down to a failing degree (or low)
