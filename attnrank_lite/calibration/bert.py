@@ -190,8 +190,7 @@ def head_weights(model, layer: int, head: int) -> dict:
         return W, b
 
     att = model.encoder.layer[int(layer)].attention.self
-    W_Q, b_Q = grab(att.query)
-    W_K, b_K = grab(att.key)
+    (W_Q, b_Q), (W_K, b_K) = grab(att.query), grab(att.key)
     return {"W_Q": W_Q, "b_Q": b_Q, "W_K": W_K, "b_K": b_K}
 
 

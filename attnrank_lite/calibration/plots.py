@@ -26,8 +26,7 @@ def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str | 
     panel_h = 0.32 * len(layers) + 1.0
     with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
         fig = plt.figure(figsize=(8.0, panel_h * nrows + 1.0), constrained_layout=True)
-        # each panel two grid columns wide, so that a last row with fewer panels is centred
-        # instead of leaving an empty panel
+        # each panel two grid columns wide: a last row with fewer panels is centred, not left with an empty one
         gs = fig.add_gridspec(nrows, 2 * ncols)
         axes = []
         for k in range(len(mults)):

@@ -139,8 +139,7 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
             "poly_coords": coords if cert is not None else -1,
-            # no certificate up to max_degree: the degree needed exceeds every degree found,
-            # so degree and count are both +inf (they rank at the same end)
+            # no certificate up to max_degree: degree and count both +inf (they rank at the same end)
             "poly_degree": cert.degree if cert is not None else np.inf,
             "poly_count": float(monomial_count(coords, cert.degree)) if cert is not None else np.inf,
             "poly_verified": bool(cert is not None and cert.verify(A, eps))}
@@ -185,7 +184,6 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
             "upper_mean": float(np.mean(ups)) if seq else np.nan,
             "lower_max": int(max(lows)) if seq else -1, "upper_max": int(max(ups)) if seq else -1,
             "brackets_verified": all(s["verified"] for s in seq),
-            # a setting without a certificate on every sequence: +inf in all three columns
             "poly_found": found, "poly_degree": max(degs) if found else np.inf, "poly_count": count,
             "log10_poly_count": log10(count) if found else np.inf,
             "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
