@@ -68,23 +68,17 @@ def exact_cases(n: int, b: int) -> dict:
             f"{b} uniform blocks": (block_uniform(n, b), b)}
 
 
-def tampered_copies(bracket, lower=None):
-    r"""Two broken copies of a ``RankBracket``'s certificates, for the ``verify`` demonstration:
-    the upper ``SubspaceCertificate`` with ``L``'s largest entry changed by 1, and the
-    ``ClusterMassCertificate`` ``lower`` (default: the bracket's groups) with group 0 made to
-    overlap group 1 (None with fewer than two groups)."""
+def tampered_copies(bracket, lower):
+    r"""Two broken copies of certificates, for the ``verify`` demonstration: the ``RankBracket``'s upper
+    ``SubspaceCertificate`` with ``L``'s largest entry changed by 1, and the ``ClusterMassCertificate``
+    ``lower`` with group 0 made to overlap group 1 (None with fewer than two groups)."""
     c = bracket.upper_certificate
     L = c.L.copy()
     if L.size:
         L[np.unravel_index(np.argmax(np.abs(L)), L.shape)] += 1.0
     upper = SubspaceCertificate(L, c.R.copy(), source="tampered")
-    if lower is None:
-        rows, groups = bracket.lower_rows, bracket.lower_groups
-    else:
-        rows, groups = list(lower.rows), [list(x) for x in lower.groups]
-    broken = None
-    if len(groups) >= 2:
-        g = [list(x) for x in groups]
-        g[0] = sorted(set(g[0]) | {g[1][0]})
-        broken = ClusterMassCertificate(rows=list(rows), groups=g)
-    return upper, broken
+    g = [list(x) for x in lower.groups]
+    if len(g) < 2:
+        return upper, None
+    g[0] = sorted(set(g[0]) | {g[1][0]})
+    return upper, ClusterMassCertificate(rows=list(lower.rows), groups=g)

@@ -14,8 +14,7 @@ def plot_bracket_band(ax, x, lower, upper, label: str = "", color=None, loglog: 
     ax.plot(x, lower, "^-", color=color, label=f"{label} lower".strip(), ms=4)
     ax.fill_between(x, lower, upper, color=color, alpha=0.15)
     if loglog:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set(xscale="log", yscale="log")
     return ax
 
 
@@ -29,9 +28,7 @@ def certificate_figure(A, cert, title: str = "", max_groups: int = 400):
               vmax=np.quantile(A, 0.995) if A.size > 1 else None)
     for a, (i, g) in enumerate(zip(list(cert.rows)[:max_groups], list(cert.groups)[:max_groups])):
         ax.plot(g, [i] * len(g), ".", ms=2, color=f"C{a % 10}")
-    ax.set_xlabel("key j")
-    ax.set_ylabel("query i")
-    ax.set_title(title)
+    ax.set(xlabel="key j", ylabel="query i", title=title)
     return fig
 
 
@@ -41,11 +38,8 @@ def eps_sweep_figure(sweep, title: str = ""):
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
     plot_bracket_band(ax, sweep["eps"], sweep["lower"], sweep["upper"], label=r"rank$_\varepsilon$")
-    ax.set_xlabel(r"$\varepsilon$")
-    ax.set_ylabel(r"rank$_\varepsilon$ (certified bracket)")
+    ax.set(xlabel=r"$\varepsilon$", ylabel=r"rank$_\varepsilon$ (certified bracket)", yscale="log", title=title)
     ax.legend()
-    ax.set_yscale("log")
-    ax.set_title(title)
     return fig
 
 
@@ -60,8 +54,6 @@ def spectral_contrast_figure(contrast):
         plot_bracket_band(ax, cc, g["lower"], g["upper"], label=rf"{name}: rank$_\varepsilon$")
         ax.plot(cc, g["spectral numerical rank"].clip(lower=0.8), "o--", label=f"{name}: spectral")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("copies per key")
-    ax.set_ylabel("rank")
+    ax.set(yscale="log", xlabel="copies per key", ylabel="rank")
     ax.legend(fontsize=7)
     return fig

@@ -1,6 +1,5 @@
-r"""Chapter 1's tables, checks and glued numbers, one function per statement, from the engine's
-brackets and certificates with ``effort="max"`` (every family: the tables do not depend on the
-cost-aware default)."""
+r"""Chapter 1's tables, checks and glued numbers, one function per statement, from the engine's brackets and
+certificates with ``effort="max"`` (every family: the tables do not depend on the cost-aware default)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,14 +13,7 @@ from ..engine.l1fit import l1_fit, l1_upper_bound
 from ..engine.lower import cluster_mass_lower_bound, frobenius_tail_lower_bound
 from ..engine.norms import row_l1, worst_case_values
 from ..engine.upper import svd_upper_bound
-from .examples import (
-    exact_cases,
-    merge_duplicate_keys,
-    random_bounded_values_max,
-    spectral_numerical_rank,
-    split_keys,
-    tampered_copies,
-)
+from . import examples as ex
 
 #: the best-of rule of the chapter's brackets (``effort`` of :func:`~attnrank_lite.engine.bracket.rank_bracket`)
 EFFORT = "max"
@@ -37,7 +29,7 @@ def bounded_outputs_table(E, trials: int, seed: int = 0, tol: float = 1e-12):
     ``sign_attains`` (equal within ``tol``) and ``random_below`` (at most the norm + ``tol``)."""
     norm = row_l1(E)
     _, attained = worst_case_values(E)
-    best = random_bounded_values_max(E, trials, seed=seed)
+    best = ex.random_bounded_values_max(E, trials, seed=seed)
     table = pd.DataFrame([{"row_l1(E)": norm, "sign vector": attained, f"best of {trials} random V": best}])
     return table, {"sign_attains": bool(abs(attained - norm) <= tol), "random_below": bool(best <= norm + tol)}
 
@@ -46,7 +38,7 @@ def exact_case_table(n: int, blocks: int, eps: float) -> pd.DataFrame:
     r"""Brackets of ``prop-exact-cases`` at ``eps``, 1 and 1.5: columns ``matrix, eps, exact rank``
     (the case's rank for eps < 1, else 0), ``lower, upper, verified``."""
     rows = []
-    for name, (A, rank) in exact_cases(n, blocks).items():
+    for name, (A, rank) in ex.exact_cases(n, blocks).items():
         for e in (eps, 1.0, 1.5):
             b = rank_bracket(A, e, effort=EFFORT)
             rows.append({"matrix": name, "eps": e, "exact rank": rank if e < 1 else 0,
@@ -55,11 +47,10 @@ def exact_case_table(n: int, blocks: int, eps: float) -> pd.DataFrame:
 
 
 def eps_sweep_table(A, eps_values, certificates=None, recipe=None) -> pd.DataFrame:
-    r"""Brackets of ``A`` over ``eps_values`` (sorted by eps) with ``frobenius_tail``
-    (``prop-frobenius-tail`` on all rows), ``frobenius_verified`` and the envelopes of
-    :func:`~attnrank_lite.engine.bracket_algebra.monotone_envelope`. With ``certificates`` (a folder)
-    the brackets also go to ``instance.npz`` there, the instance being ``recipe`` (e.g.
-    ``dict(Q=X, beta=beta)``) or else ``A``."""
+    r"""Brackets of ``A`` over ``eps_values`` (sorted) with ``frobenius_tail`` (``prop-frobenius-tail``, all rows),
+    ``frobenius_verified`` and the envelopes of :func:`~attnrank_lite.engine.bracket_algebra.monotone_envelope`;
+    with ``certificates`` (a folder) the brackets also go to ``instance.npz`` there, the instance being ``recipe``
+    (e.g. ``dict(Q=X, beta=beta)``) or else ``A``."""
     brackets = rank_brackets(A, list(eps_values), effort=EFFORT)  # one factorisation for all levels
     if certificates is not None:
         from ..engine.certificate_io import save_brackets_in_folder
@@ -73,13 +64,12 @@ def eps_sweep_table(A, eps_values, certificates=None, recipe=None) -> pd.DataFra
 
 
 def multiplicity_table(X, multiplicities, beta: float, eps: float):
-    r"""``prop-multiplicity``: the keys ``X`` (shape (m, d), also the queries) repeated
-    ``multiplicities`` times, written out and merged with log-weights. Returns the two brackets
-    (``instance, keys`` and the bracket's columns) and :math:`\max|A_\text{merged} -` column sums of
-    :math:`A_\text{full}|` (rounding only)."""
+    r"""``prop-multiplicity``: the keys ``X`` (shape (m, d), also the queries) repeated ``multiplicities`` times,
+    written out and merged with log-weights. Returns the two brackets (``instance, keys`` and the bracket's columns)
+    and :math:`\max|A_\text{merged} -` column sums of :math:`A_\text{full}|` (rounding only)."""
     X = np.asarray(X, dtype=np.float64)
     K_full = np.repeat(X, np.asarray(multiplicities), axis=0)
-    K_merged, logw, inverse = merge_duplicate_keys(K_full)
+    K_merged, logw, inverse = ex.merge_duplicate_keys(K_full)
     A_full = softmax_attention(X, K_full, beta=beta)
     A_merged = softmax_attention(X, K_merged, beta=beta, log_weights=logw)
     A_summed = np.zeros_like(A_merged)
@@ -95,18 +85,17 @@ def spectral_contrast_table(matrices: dict, split_factors, eps: float) -> pd.Dat
     rows = []
     for c in split_factors:
         for name, A0 in matrices.items():
-            A = split_keys(A0, c)
+            A = ex.split_keys(A0, c)
             b = rank_bracket(A, eps, effort=EFFORT)
             rows.append({"matrix": name, "copies per key": c, "keys": A.shape[1],
-                         "spectral numerical rank": spectral_numerical_rank(A, eps),
+                         "spectral numerical rank": ex.spectral_numerical_rank(A, eps),
                          "lower": b.lower, "upper": b.upper, "verified": b.verify(A, eps)})
     return pd.DataFrame(rows)
 
 
 def cluster_certificate(A, bracket) -> ClusterMassCertificate:
-    r"""The cluster-mass certificate (``prop-cluster-mass``) drawn for ``bracket``: its own lower
-    certificate when of that kind, else the greedy
-    :func:`~attnrank_lite.engine.lower.cluster_mass_lower_bound` of ``A`` at its eps."""
+    r"""The cluster-mass certificate (``prop-cluster-mass``) drawn for ``bracket``: its own lower certificate when
+    of that kind, else the greedy :func:`~attnrank_lite.engine.lower.cluster_mass_lower_bound` of ``A`` at its eps."""
     cert = bracket.lower_certificate
     return cert if isinstance(cert, ClusterMassCertificate) else cluster_mass_lower_bound(A, bracket.eps)
 
@@ -120,7 +109,7 @@ def certificate_rows_table(A, cert: ClusterMassCertificate) -> pd.DataFrame:
 def tamper_table(A, bracket, cert: ClusterMassCertificate, eps: float) -> pd.DataFrame:
     r"""``verify`` on the found certificates and on :func:`.examples.tampered_copies` of them
     (``None`` when the cluster-mass certificate has fewer than 2 groups)."""
-    bad_upper, bad_lower = tampered_copies(bracket, lower=cert)
+    bad_upper, bad_lower = ex.tampered_copies(bracket, cert)
     rows = [("upper B = LR (as found)", bracket.upper_certificate.verify(A, eps)),
             ("upper, one entry of L changed", bad_upper.verify(A, eps)),
             ("lower cluster-mass (as found)", cert.verify(A, eps)),
@@ -129,13 +118,11 @@ def tamper_table(A, bracket, cert: ClusterMassCertificate, eps: float) -> pd.Dat
 
 
 def l1_family_check(A, eps: float) -> tuple[dict, dict, str]:
-    r"""The SVD family against the rows fitted in :math:`\ell_1` ("Fitting the rows"). Returns glue
-    strings (``c1_l1_k`` the SVD certificate's rank, ``c1_l1_proj`` / ``c1_l1_fit`` its largest row
-    error projected / fitted, both that of ``B = A`` when no member met eps, ``c1_l1_rank`` the
-    :math:`\ell_1` family's), checks (``fit_not_worse``, ``l1_verified``: verifies with rank at most
-    the SVD one) and the printed line."""
-    plain = svd_upper_bound(A, eps)
-    fitted = l1_upper_bound(A, eps)
+    r"""The SVD family against the rows fitted in :math:`\ell_1` ("Fitting the rows"). Returns glue strings
+    (``c1_l1_k`` the SVD certificate's rank, ``c1_l1_proj`` / ``c1_l1_fit`` its largest row error projected /
+    fitted, both that of ``B = A`` when no member met eps, ``c1_l1_rank`` the :math:`\ell_1` family's), checks
+    (``fit_not_worse``, ``l1_verified``: verifies with rank at most the SVD one) and the printed line."""
+    plain, fitted = svd_upper_bound(A, eps), l1_upper_bound(A, eps)
     if plain.source == "identity":  # no member met eps (eps = 0): B = A, no subspace
         projected = fit = row_l1(np.asarray(A, dtype=np.float64) - plain.L @ plain.R)
     else:

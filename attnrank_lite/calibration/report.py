@@ -1,11 +1,5 @@
-r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``).
-
-The reading rules (the book's, printed beside the verdict by :func:`verdict`) use :data:`MODEST`,
-:data:`MANY` and :data:`MIN_DEFINED`; associations are Spearman correlations with a head-bootstrap
-interval at each fixed temperature (pooled ones come second: pooling mixes in the temperature),
-and the polynomial certificates are judged by their degree, the count's association with r being
-partly built in.
-"""
+r"""Statistics, key numbers and verdict of the BERT calibration study (``claim-bert-calibration``;
+the reading rules, printed by :func:`verdict`, use :data:`MODEST`, :data:`MANY`, :data:`MIN_DEFINED`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,9 +7,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 __all__ = ["ASSOCIATION_PAIRS", "MANY", "MIN_DEFINED", "MODEST", "RECOMPUTE_THRESHOLD", "STUDY_PARAMETERS",
-           "associations", "bracket_check", "chapter_study", "recompute_check", "key_numbers",
-           "reductions_at", "sign_class", "spearman", "spearman_bootstrap", "summary_by_multiplier",
-           "vacuous_counts", "verdict"]
+           "associations", "bracket_check", "chapter_study", "recompute_check", "key_numbers", "reductions_at",
+           "sign_class", "spearman", "spearman_bootstrap", "summary_by_multiplier", "vacuous_counts", "verdict"]
 
 #: least fraction of bootstrap resamples that must define the correlation for an interval
 MIN_DEFINED = 0.95
@@ -35,8 +28,7 @@ ASSOCIATION_PAIRS = (
 def spearman(x, y) -> float:
     """Spearman's rank correlation of 1-D ``x, y``: the Pearson correlation of average ranks
     (``inf`` ranks last); NaN when either side is constant."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError("x and y must be 1-D arrays of equal length")
     if np.isnan(x).any() or np.isnan(y).any():
@@ -46,10 +38,8 @@ def spearman(x, y) -> float:
 
 def _spearman_rows(X, Y) -> np.ndarray:
     """:func:`spearman` of every row pair ``(X[i], Y[i])`` (NaN where a row is constant)."""
-    rx = rankdata(X, method="average", axis=1)
-    ry = rankdata(Y, method="average", axis=1)
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean(axis=1, keepdims=True)
+    rx, ry = rankdata(X, method="average", axis=1), rankdata(Y, method="average", axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
     den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
@@ -63,15 +53,13 @@ def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
     ----------
     x, y : array_like, shape (k,)
     groups : array_like, shape (k,), optional
-        Cluster labels (the head): whole clusters are resampled with replacement. ``None``: each
-        point its own cluster.
+        Cluster labels (the head), whole clusters resampled with replacement; ``None``: one per point.
     n_boot, seed : int
         Resamples (``>= 1``) and the seed of ``numpy.random.default_rng``.
     level : float
         Coverage of the percentile interval, in (0, 1).
     min_defined : float
-        Least fraction of resamples with a defined correlation for the interval to be reported
-        (it is computed from those only).
+        Least fraction of resamples defining the correlation for an interval (from those only).
 
     Returns
     -------
@@ -79,8 +67,7 @@ def spearman_bootstrap(x, y, groups=None, n_boot: int = 2000, seed: int = 0,
         ``rho``, ``low``, ``high`` (NaN when undefined), ``n``, ``clusters``, ``n_boot``,
         ``n_valid`` (resamples where both sides varied), ``defined_fraction``.
     """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     if not 0 < level < 1:
@@ -114,11 +101,7 @@ def sign_class(low: float, high: float) -> str:
     """``"+"`` (interval above 0), ``"-"`` (below 0), ``"0"`` (contains 0), ``"undefined"``."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return "undefined"
-    if low > 0:
-        return "+"
-    if high < 0:
-        return "-"
-    return "0"
+    return "+" if low > 0 else "-" if high < 0 else "0"
 
 
 def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
@@ -134,8 +117,7 @@ def associations(settings: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> p
             sub = settings[mask]
             res = spearman_bootstrap(sub[x].to_numpy(), sub[y].to_numpy(), groups=heads[mask],
                                      n_boot=n_boot, seed=seed)
-            out.append({"x": x, "y": y, "multiplier": name, **res,
-                        "sign": sign_class(res["low"], res["high"])})
+            out.append({"x": x, "y": y, "multiplier": name, **res, "sign": sign_class(res["low"], res["high"])})
     return pd.DataFrame(out)
 
 
@@ -153,19 +135,17 @@ def summary_by_multiplier(settings: pd.DataFrame) -> pd.DataFrame:
 
 
 def vacuous_counts(settings: pd.DataFrame) -> dict:
-    """How many polynomial counts are vacuous (``poly_count >= n_tokens_max``: every matrix of
-    n rows has rank at most n); settings without a certificate (count ``+inf``) apart.
+    """How many polynomial counts are vacuous (``poly_count >= n_tokens_max``, the trivial bound n), settings
+    without a certificate (count ``+inf``) apart.
 
     Returns
     -------
     dict
-        ``settings``, ``found``, ``vacuous``, ``fraction`` (vacuous / settings, NaN for none),
-        ``no_certificate``.
+        ``settings``, ``found``, ``vacuous``, ``fraction`` (vacuous / settings, NaN for none), ``no_certificate``.
     """
     n = len(settings)
     found = np.isfinite(settings["poly_count"].to_numpy(dtype=float))
-    vac = found & (settings["poly_count"].to_numpy(dtype=float)
-                   >= settings["n_tokens_max"].to_numpy(dtype=float))
+    vac = found & (settings["poly_count"].to_numpy(dtype=float) >= settings["n_tokens_max"].to_numpy(dtype=float))
     return {"settings": n, "found": int(found.sum()), "vacuous": int(vac.sum()),
             "fraction": float(vac.sum() / n) if n else float("nan"),
             "no_certificate": int(n - found.sum())}
@@ -233,8 +213,7 @@ def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]
     """(one line per temperature then pooled, verdict word) for one pair."""
     within, pooled = _pair(assoc, x, y)
     defined = [s for s in within["sign"] if s != "undefined"]
-    pos = sum(s == "+" for s in defined)
-    neg = sum(s == "-" for s in defined)
+    pos, neg = sum(s == "+" for s in defined), sum(s == "-" for s in defined)
     text = (f"at fixed temperature: {_within_text(within)}. Pooled over temperatures "
             f"(confounded by temperature): {_interval(pooled)}")
     if not defined:
@@ -258,20 +237,17 @@ def _association_verdict(assoc: pd.DataFrame, x: str, y: str) -> tuple[str, str]
 
 def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str:
     """Comparison with the abstract's qualitative claims (Markdown), from this run's tables only."""
-    n = len(settings)
-    d = int(settings["d_head"].iloc[0])
-    lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: "
-             f"a reduction means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median "
-             f"reduction among the settings with one <= {100 * MODEST:.0f}%; "
-             f"*many*: at least {100 * MANY:.0f}% of settings; "
-             f"an association is *positive* when its whole 95% head-bootstrap interval is above 0, "
-             f"and an interval is *undefined* when fewer than {100 * MIN_DEFINED:.0f}% of the "
+    n, d = len(settings), int(settings["d_head"].iloc[0])
+    lines = [(f"**On {model_name}** ({n} head–temperature settings, d_head = {d}). Reading rules: a reduction "
+             f"means r(tau) < d_head or r_osc(tau) < d_head; *modest*: median reduction among the settings with "
+             f"one <= {100 * MODEST:.0f}%; *many*: at least {100 * MANY:.0f}% of settings; an association is "
+             f"*positive* when its whole 95% head-bootstrap interval is above 0, and an interval is *undefined* "
+             f"when fewer than {100 * MIN_DEFINED:.0f}% of the "
              f"resamples define it."), "", "*Effective-dimension reductions, per temperature:*", ""]
     for m, sub in settings.groupby("multiplier"):
         k_o, k_b = int((sub["reduction_osc"] > 0).sum()), int((sub["reduction"] > 0).sum())
         red_m = sub.loc[sub["reduction_osc"] > 0, "reduction_osc"]
-        med = (f", median among them {100 * red_m.median():.0f}%"
-               if k_o else "")
+        med = (f", median among them {100 * red_m.median():.0f}%" if k_o else "")
         own = " (the model's own scale)" if np.isclose(m, 1.0) else ""
         lines.append(f"* multiplier {m:g}{own}: r_osc(tau) < d_head for {k_o} of {len(sub)} heads"
                      f"{med}; the SVD bound r(tau) certifies {k_b}.")
@@ -283,8 +259,7 @@ def verdict(settings: pd.DataFrame, assoc: pd.DataFrame, model_name: str) -> str
     if not red.any():
         summary.append("reductions: **not observed**")
     else:
-        modest = med <= MODEST
-        many = frac >= MANY
+        modest, many = med <= MODEST, frac >= MANY
         summary.append(
             f"reductions (measured-oscillation dimension): {'modest' if modest else 'not modest'} "
             f"(median {100 * med:.0f}%), in {100 * frac:.0f}% of settings ("
@@ -327,9 +302,8 @@ RECOMPUTE_THRESHOLD = 1e-5
 
 
 def chapter_study(model, tokenizer, info, texts, params, certificates=None) -> dict:
-    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's validated
-    ``params`` (attributes or keys :data:`STUDY_PARAMETERS`); ``certificates``: a folder for the
-    brackets' certificate files."""
+    """:func:`~attnrank_lite.calibration.study.run_study` with the chapter's validated ``params`` (attributes or
+    keys :data:`STUDY_PARAMETERS`); ``certificates``: a folder for the brackets' certificate files."""
     from .study import run_study
 
     get = params.get if isinstance(params, dict) else (lambda k: getattr(params, k))

@@ -1,13 +1,6 @@
-r"""The BERT calibration study (``claim-bert-calibration``): one table row per head and temperature.
-
-A head's attention at multiplier ``m`` is :math:`A = \operatorname{rowsoftmax}(\beta\, Q K^\top)`,
-:math:`\beta = m/\sqrt{d_\text{head}}`, rebuilt in float64 from the model's float32 hidden
-states (its distance to the model's own attention is measured). Per head: the whitened geometry
-(:mod:`~attnrank_lite.calibration.whitened`); per multiplier: :math:`r(\tau)`,
-:math:`r_\text{osc}(\tau)`, verified brackets of :math:`\operatorname{rank}_\varepsilon(A)` and
-a polynomial certificate of the truncated head at :math:`\varepsilon - \tau`, verified against
-``A`` at :math:`\varepsilon` (``prop-certificate-chain``).
-"""
+r"""The BERT calibration study (``claim-bert-calibration``, ``prop-certificate-chain``; SPEC.md section 3, chapter
+6): one table row per head and temperature multiplier ``m``, with :math:`A = \operatorname{rowsoftmax}(\beta\, Q
+K^\top)`, :math:`\beta = m/\sqrt{d_\text{head}}`, rebuilt in float64 from the model's float32 hidden states."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,8 +21,8 @@ from .bert import encode, forward_states, head_queries_keys, head_weights
 from .corpus import evenly_spaced
 from .whitened import HeadGeometry, eta_bound, eta_osc, head_geometry, tolerance_dims, truncated_coordinates
 
-__all__ = ["DEFAULT_LAYERS", "CalibrationTokens", "collect_states", "describe_run",
-           "model_location", "run_study", "select_heads", "study_head", "tau_curve_rows"]
+__all__ = ["DEFAULT_LAYERS", "CalibrationTokens", "collect_states", "describe_run", "model_location", "run_study",
+           "select_heads", "study_head", "tau_curve_rows"]
 
 #: the paper's 84-head set is reconstructed as the first seven layers x 12 heads of BERT-base
 DEFAULT_LAYERS = 7
@@ -40,12 +33,10 @@ def select_heads(n_layers: int, n_heads: int, layers=None, heads=None) -> list[t
     (BERT-base: 84 heads) and all heads."""
     layers = list(range(min(DEFAULT_LAYERS, n_layers))) if layers is None else [int(x) for x in layers]
     heads = list(range(n_heads)) if heads is None else [int(x) for x in heads]
-    bad = [x for x in layers if not 0 <= x < n_layers]
-    if bad:
-        raise ValueError(f"layers {bad} out of range: the model has layers 0..{n_layers - 1}")
-    bad = [x for x in heads if not 0 <= x < n_heads]
-    if bad:
-        raise ValueError(f"heads {bad} out of range: the model has heads 0..{n_heads - 1}")
+    for what, xs, top in (("layers", layers, n_layers), ("heads", heads, n_heads)):
+        bad = [x for x in xs if not 0 <= x < top]
+        if bad:
+            raise ValueError(f"{what} {bad} out of range: the model has {what} 0..{top - 1}")
     return [(la, h) for la in sorted(set(layers)) for h in sorted(set(heads))]
 
 
@@ -73,29 +64,15 @@ def describe_run(info, pairs, texts, lengths=None) -> str:
          f"({len(pairs)} heads). **Calibration:** {len(texts)} passages")
     if lengths is not None:
         s += f", {int(sum(lengths))} tokens (lengths {min(lengths)}–{max(lengths)})"
-    s += "."
-    if info.fallback:
-        s += f" *Note:* {info.message}."
-    return s
+    return s + "." + (f" *Note:* {info.message}." if info.fallback else "")
 
 
 @dataclass
 class CalibrationTokens:
-    r"""Layer-input hidden states of the calibration sequences (one forward pass each).
-
-    Attributes
-    ----------
-    texts : list of str
-    lengths : list of int
-        Tokens per sequence (with ``[CLS]``/``[SEP]``).
-    hidden : dict
-        ``layer -> list of ndarray (n_s, d_model)``, float32 as the model computed them.
-    weights : dict
-        ``(layer, head) -> dict(W_Q, b_Q, W_K, b_K)``, float64.
-    recompute_error, recompute_l1 : dict
-        ``(layer, head) ->`` largest entry of :math:`|A_\text{rebuilt} - A_\text{model}|`, and
-        largest max-row-l1 distance, over the sequences (multiplier 1).
-    """
+    r"""Layer-input hidden states of the calibration sequences (one forward pass each): ``lengths`` (tokens with
+    ``[CLS]``/``[SEP]``), ``hidden`` (``layer -> [ndarray (n_s, d_model)]``, float32), ``weights`` (``(layer, head)
+    -> dict(W_Q, b_Q, W_K, b_K)``, float64), ``recompute_error`` and ``recompute_l1`` (``(layer, head) ->`` largest
+    entry and largest row-l1 norm of :math:`A_\text{rebuilt} - A_\text{model}` over the sequences, multiplier 1)."""
 
     texts: list
     lengths: list
@@ -110,10 +87,8 @@ def collect_states(model, tokenizer, texts, pairs, max_tokens: int = 128,
     """One forward pass per text (truncated to ``max_tokens``); keep the needed layers' inputs
     and measure every head's rebuild. ``progress(iterable, desc=...)``: a progress wrapper."""
     layers = sorted({la for la, _ in pairs})
-    weights = {(la, h): head_weights(model, la, h) for la, h in pairs}
-    hidden = {la: [] for la in layers}
-    err = {p: 0.0 for p in pairs}
-    err_l1 = {p: 0.0 for p in pairs}
+    weights, hidden = {(la, h): head_weights(model, la, h) for la, h in pairs}, {la: [] for la in layers}
+    err, err_l1 = dict.fromkeys(pairs, 0.0), dict.fromkeys(pairs, 0.0)
     lengths = []
     with single_threaded():
         for text in progress(texts, desc="forward passes"):
@@ -143,8 +118,7 @@ def _polynomial_on_truncation(geom: HeadGeometry, t: int, beta: float, budget: f
     if cert is not None:
         hints[r_o] = cert.degree
         return cert, r_o
-    Qe = np.hstack([Qv, np.ones((Qv.shape[0], 1))])
-    Ke = np.hstack([Kv, col[:, None]])
+    Qe, Ke = np.hstack([Qv, np.ones((Qv.shape[0], 1))]), np.hstack([Kv, col[:, None]])
     cert = polynomial_certificate(Qe, Ke, beta, budget, max_degree=max_degree, start=hints.get(r_o + 1))
     if cert is not None:
         hints[r_o + 1] = cert.degree
@@ -165,8 +139,7 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
     return {"n_tokens": int(A.shape[0]), "lower": br.lower, "upper": br.upper,
             "lower_kind": br.lower_kind, "verified": bool(br.verify(A, eps)),
             "poly_coords": coords if cert is not None else -1,
-            # no certificate up to max_degree: the degree needed exceeds every degree found,
-            # so degree and count are both +inf (they rank at the same end)
+            # no certificate up to max_degree: degree and count both +inf (they rank at the same end)
             "poly_degree": cert.degree if cert is not None else np.inf,
             "poly_count": float(monomial_count(coords, cert.degree)) if cert is not None else np.inf,
             "poly_verified": bool(cert is not None and cert.verify(A, eps))}
@@ -174,19 +147,16 @@ def _sequence_certificates(geom: HeadGeometry, qk, t: int, beta: float, eps: flo
 
 def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: float, tau: float,
                bracket_seqs, max_degree: int = 64, certificates: str | None = None):
-    """All head–temperature rows of one head, and its per-sequence rows.
-
-    For each multiplier (``beta = m / sqrt(d_head)``): the tolerance dimensions, verified
-    brackets of ``A`` at ``eps`` on ``bracket_seqs`` and polynomial certificates of the
-    rank-``r_osc(tau)`` truncated head at ``eps - tau`` verified against ``A`` at ``eps``; the
-    setting's count is the largest over the sequences. Without a certificate on some sequence,
-    ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every
-    certificate found). ``certificates``: a folder for one certificate file per bracket.
+    """All head–temperature rows of one head, and its per-sequence rows: for each multiplier (``beta = m /
+    sqrt(d_head)``), the tolerance dimensions, verified brackets of ``A`` at ``eps`` on ``bracket_seqs`` and
+    polynomial certificates of the rank-``r_osc(tau)`` truncated head at ``eps - tau`` verified against ``A`` at
+    ``eps``; the setting's count is the largest over the sequences. Without a certificate on some sequence,
+    ``poly_found`` is False and degree and counts are ``+inf`` (they rank above every certificate found).
+    ``certificates``: a folder for one certificate file per bracket.
 
     Returns
     -------
-    rows : list of dict
-    seq_rows : list of dict
+    rows, seq_rows : list of dict
     """
     d = geom.d_head
     rows, seq_rows = [], []
@@ -202,8 +172,7 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
         seq_rows += seq
         degs = [s["poly_degree"] for s in seq]
         found = bool(degs) and max(degs) < np.inf
-        lows = [s["lower"] for s in seq]
-        ups = [s["upper"] for s in seq]
+        lows, ups = [s["lower"] for s in seq], [s["upper"] for s in seq]
         count = max(s["poly_count"] for s in seq) if found else np.inf
         rows.append({
             "layer": layer, "head": head, "multiplier": float(mult), "beta": beta, "d_head": d,
@@ -215,7 +184,6 @@ def study_head(layer: int, head: int, qk, geom: HeadGeometry, multipliers, eps: 
             "upper_mean": float(np.mean(ups)) if seq else np.nan,
             "lower_max": int(max(lows)) if seq else -1, "upper_max": int(max(ups)) if seq else -1,
             "brackets_verified": all(s["verified"] for s in seq),
-            # a setting without a certificate on every sequence: +inf in all three columns
             "poly_found": found, "poly_degree": max(degs) if found else np.inf, "poly_count": count,
             "log10_poly_count": log10(count) if found else np.inf,
             "poly_verified": bool(found and all(s["poly_verified"] for s in seq)),
@@ -279,8 +247,8 @@ def run_study(model, tokenizer, info, texts, layers=None, heads=None, multiplier
     Returns
     -------
     dict
-        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``),
-        ``tokens`` (:class:`CalibrationTokens`), ``bracket_seqs``.
+        ``settings``, ``sequences``, ``heads``, ``curves`` (``r(tau)`` at ``tau_values``), ``tokens``
+        (:class:`CalibrationTokens`), ``bracket_seqs``.
     """
     if not 0 < tau < eps:
         raise ValueError(f"need 0 < tau < eps (the polynomial certificate gets eps - tau); "

@@ -1,23 +1,10 @@
-r"""Calibration-whitened interaction geometry of one head (``def-whitened-effective-dimension``).
-
-On each calibration sequence :math:`\sigma`, with mean query :math:`\bar q_\sigma` and mean key
-:math:`c_\sigma`,
-
-.. math:: q_i^\top k_j = (q_i - \bar q_\sigma)^\top (k_j - c_\sigma)
-          + \bar q_\sigma^\top (k_j - c_\sigma) + q_i^\top c_\sigma :
-
-a doubly centred term, a column-scalar key log-weight (kept exactly, never a dimension) and an
-invisible row-scalar term. With thin SVDs :math:`Q_c = U_q S_q V_q^\top`,
-:math:`K_c = U_k S_k V_k^\top` of the stacked centred queries and keys and
-:math:`C = S_q V_q^\top V_k S_k` (singular values those of :math:`G = Q_c K_c^\top`), truncating
-``C`` to rank ``s`` gives, by ``lem-softmax-perturbation`` (``prop-whitened-truncation``),
-
-.. math:: \|A - A_s\| \le \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \eta_s :=
-          \beta\,\sigma_{s+1}(G) \max_i|u_i| \max_j|v_j|
-
-on every calibration sequence; :math:`r(\tau)` and :math:`r_\text{osc}(\tau) \le r(\tau)` are
-the least ``s`` whose bound is at most :math:`\tau`.
-"""
+r"""Calibration-whitened interaction geometry of one head (chapter 6, ``def-whitened-effective-dimension``,
+``prop-whitened-truncation``): thin SVDs :math:`Q_c = U_q S_q V_q^\top`, :math:`K_c = U_k S_k V_k^\top` of the
+stacked queries and keys, each centred by its sequence's mean (:math:`\bar q_\sigma`, :math:`c_\sigma`),
+:math:`C = S_q V_q^\top V_k S_k` (the singular values of :math:`G = Q_c K_c^\top`), and, for ``C`` truncated to rank
+``s``, :math:`\|A - A_s\| \le \max_i 2\tanh(\beta\,\Omega_{s,i}/4) \le \eta_s := \beta\,\sigma_{s+1}(G)
+\max_i|u_i| \max_j|v_j|` on every calibration sequence; :math:`r_\text{osc}(\tau) \le r(\tau)` are the least ``s``
+whose bound is at most :math:`\tau`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,29 +14,17 @@ import numpy as np
 from ..engine.perturbation import oscillation_bound
 from ..quotient.interaction import head_visible_dimension, tolerance_dimension
 
-__all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_dims",
-           "truncated_coordinates"]
+__all__ = ["HeadGeometry", "eta_bound", "eta_osc", "head_geometry", "tolerance_dims", "truncated_coordinates"]
 
 
 @dataclass
 class HeadGeometry:
-    r"""Temperature-independent interaction geometry of one head on the calibration set.
-
-    Attributes
-    ----------
-    visible_dim, visible_dim_calib : int
-        :func:`~attnrank_lite.quotient.interaction.head_visible_dimension` over the calibration
-        states, and the numerical rank of :math:`G`.
-    sigma : ndarray, shape (d_head,)
-        Singular values of ``G``, decreasing, zero-padded.
-    lev_q, lev_k : float
-        :math:`\max_i |u_i|`, :math:`\max_j |v_j|`.
-    omega : ndarray, shape (d_head + 1,)
-        :math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`, ``s = 0..d_head``.
-    a, b, colterm : lists of ndarray, one per sequence
-        :math:`u_i^\top W`, :math:`v_j^\top Z` (with :math:`C = W \operatorname{diag}(\sigma)
-        Z^\top`) and :math:`\bar q_\sigma^\top (k_j - c_\sigma)`.
-    """
+    r"""Temperature-independent interaction geometry of one head on the calibration set: ``visible_dim``
+    (:func:`~attnrank_lite.quotient.interaction.head_visible_dimension` on the states), ``visible_dim_calib`` (the
+    rank of :math:`G`), ``sigma`` (its singular values, decreasing, zero-padded to ``d_head``), ``lev_q``, ``lev_k``
+    (:math:`\max_i |u_i|`, :math:`\max_j |v_j|`), ``omega`` (:math:`\max_i \Omega_{s,i}` at :math:`\beta = 1`,
+    ``s = 0..d_head``) and, one ndarray per sequence, ``a``, ``b``, ``colterm`` (:math:`u_i^\top W`, :math:`v_j^\top
+    Z` with :math:`C = W \operatorname{diag}(\sigma) Z^\top`, :math:`\bar q_\sigma^\top (k_j - c_\sigma)`)."""
 
     d_head: int
     visible_dim: int
@@ -82,11 +57,9 @@ def _max_oscillations(a, b, sig, k: int, d: int) -> np.ndarray:
 
 
 def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e-10) -> HeadGeometry:
-    r"""The geometry of the module docstring from per-sequence ``(Q_s, K_s)`` (biases included).
-
-    ``weights`` (``W_Q, b_Q, W_K, b_K``) and pooled layer-input ``states`` give ``visible_dim``
-    (else it is ``visible_dim_calib``); ``rtol``: relative threshold of the numerical ranks.
-    """
+    r"""The geometry of the module docstring from per-sequence ``(Q_s, K_s)`` (biases included); ``weights``
+    (``W_Q, b_Q, W_K, b_K``) and pooled layer-input ``states`` give ``visible_dim`` (else it is
+    ``visible_dim_calib``); ``rtol``: relative threshold of the numerical ranks."""
     if not qk:
         raise ValueError("need at least one calibration sequence")
     d = qk[0][0].shape[1]
@@ -98,17 +71,14 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
     Uk, sk, Vkt = _range_basis(Kc, rtol)
     C = (sq[:, None] * Vqt) @ (Vkt.T * sk[None, :])
     W, sig, Zt = np.linalg.svd(C, full_matrices=True)
-    sigma = np.zeros(d)
-    sigma[:sig.size] = sig
+    sigma = np.pad(sig, (0, d - sig.size))  # zero-padded to d_head
     top = sig.max() if sig.size else 0.0
     vis_calib = int(np.count_nonzero(sig > rtol * top)) if top > 0 else 0
     a_all, b_all = Uq @ W, Uk @ Zt.T
     k = min(a_all.shape[1], b_all.shape[1], sig.size)
-    lev_q = float(np.linalg.norm(Uq, axis=1).max()) if Uq.size else 0.0
-    lev_k = float(np.linalg.norm(Uk, axis=1).max()) if Uk.size else 0.0
-    bounds = np.cumsum([0] + [q.shape[0] for q, _ in qk])
-    a = [a_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
-    b = [b_all[bounds[t]:bounds[t + 1], :k] for t in range(len(qk))]
+    lev_q, lev_k = (float(np.linalg.norm(U, axis=1).max()) if U.size else 0.0 for U in (Uq, Uk))
+    cuts = np.cumsum([q.shape[0] for q, _ in qk])[:-1]
+    a, b = np.split(a_all[:, :k], cuts), np.split(b_all[:, :k], cuts)
     omega = _max_oscillations(a, b, sig, k, d)
     colterm = [kt @ m for kt, m in zip(kc, qbar)]
     vis = vis_calib if weights is None else head_visible_dimension(
@@ -119,8 +89,7 @@ def head_geometry(qk, weights: dict | None = None, states=None, rtol: float = 1e
 
 def eta_bound(geom: HeadGeometry, beta: float) -> np.ndarray:
     r""":math:`\eta_s = \beta\,\sigma_{s+1}(G)\max_i|u_i|\max_j|v_j|`, ``s = 0..d_head`` (shape (d_head+1,))."""
-    sig = np.append(geom.sigma, 0.0)
-    return float(beta) * sig * geom.lev_q * geom.lev_k
+    return float(beta) * np.append(geom.sigma, 0.0) * geom.lev_q * geom.lev_k
 
 
 def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
@@ -131,8 +100,7 @@ def eta_osc(geom: HeadGeometry, beta: float) -> np.ndarray:
 def tolerance_dims(geom: HeadGeometry, beta: float, tau: float) -> tuple[int, int]:
     r"""``(r(tau), r_osc(tau))``: least truncation ranks with certified output error ``<= tau``."""
     r_bound = int(tolerance_dimension(geom.sigma, tau, scale=float(beta) * geom.lev_q * geom.lev_k))
-    e = eta_osc(geom, beta)
-    r_osc = int(np.flatnonzero(e <= tau)[0])  # e[d_head] = 0, so this exists
+    r_osc = int(np.flatnonzero(eta_osc(geom, beta) <= tau)[0])  # eta_osc[d_head] = 0, so this exists
     return r_bound, min(r_osc, r_bound)
 
 

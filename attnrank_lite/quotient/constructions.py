@@ -13,27 +13,21 @@ __all__ = ["decaying_head", "hidden_instance", "random_perturbation_pairs",
 
 
 def hidden_instance(Y, X, extra: int = 2, const: float = 0.5, nuisance: float = 3.0, seed: int = 0):
-    r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``.
-
-    Queries :math:`R^\top (y_i, z_i)` with nuisance :math:`z_i \sim N(0, \text{nuisance}^2 I)`,
-    keys :math:`R^\top (x_j, c\mathbf 1)` (``c = const``), ``R`` a random rotation: the extra logit
-    term :math:`c\,\mathbf 1^\top z_i` is row-scalar, so ``rowsoftmax`` is unchanged while the
-    logit rank is ``r + 1``.
+    r"""Hide an instance of visible dimension ``r`` in ambient dimension ``r + extra``: queries
+    :math:`R^\top (y_i, z_i)`, :math:`z_i \sim N(0, \text{nuisance}^2 I)`, keys
+    :math:`R^\top (x_j, c\mathbf 1)` (``c = const``), ``R`` a random rotation. The extra logit term
+    :math:`c\,\mathbf 1^\top z_i` is row-scalar: ``rowsoftmax`` is unchanged, the logit rank ``r + 1``.
 
     Parameters
     ----------
-    Y : array_like, shape (n, r)
-    X : array_like, shape (m, r)
-    extra : int
-        ``>= 1``.
+    Y, X : array_like, shapes (n, r) and (m, r)
+    extra : int, >= 1
 
     Returns
     -------
-    Q : ndarray, shape (n, r + extra)
-    K : ndarray, shape (m, r + extra)
+    Q, K : ndarray, shapes (n, r + extra) and (m, r + extra)
     """
-    Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
-    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    Y, X = (np.atleast_2d(np.asarray(Z, dtype=np.float64)) for Z in (Y, X))
     if extra < 1:
         raise ValueError(f"extra must be >= 1, got {extra}")
     rng = np.random.default_rng(seed)
@@ -55,8 +49,7 @@ def decaying_head(d: int, n: int, m: int, decay: float, seed: int = 0, key_offse
     K /= np.linalg.norm(K, axis=1, keepdims=True)
     u = rng.standard_normal(d)
     K = K + key_offset * u / np.linalg.norm(u)
-    U = np.linalg.qr(rng.standard_normal((d, d)))[0]
-    V = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    U, V = np.linalg.qr(rng.standard_normal((d, d)))[0], np.linalg.qr(rng.standard_normal((d, d)))[0]
     sigma = float(decay) ** np.arange(d)
     return Q, K, (U * sigma) @ V.T
 
@@ -65,8 +58,7 @@ def two_level_example(t) -> np.ndarray:
     r""":math:`\|\mathrm{softmax}(a+\delta)-\mathrm{softmax}(a)\|_1` for ``a = (0, -t/2)``,
     ``delta = (0, t)``: equals :math:`2\tanh(t/4)`, the sharp case of ``lem-softmax-perturbation``."""
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
-    a = np.column_stack([np.zeros_like(t), -t / 2])
-    d = np.column_stack([np.zeros_like(t), t])
+    a, d = np.column_stack([np.zeros_like(t), -t / 2]), np.column_stack([np.zeros_like(t), t])
     return np.abs(row_softmax(a + d) - row_softmax(a)).sum(axis=1)
 
 

@@ -1,13 +1,6 @@
 r"""Softmax-visible interaction geometry of a head (``prop-quotient``, ``def-visible-dimension``,
-``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``,
-``thm-interaction-subspaces``).
-
-Row-softmax ignores row-scalar logit terms; column-scalar terms are key log-weights
-(``prop-multiplicity``). What is left is the doubly centred matrix :math:`P_nLP_m`,
-:math:`P_k = I_k - \tfrac1k\mathbf 1\mathbf 1^\top`, whose numerical rank is the *visible
-dimension*. Truncating the interaction ``M`` to rank ``s`` moves attention row ``i`` by at most
-:math:`2\tanh(\mathrm{osc}_i/4)` in l1 (``lem-softmax-perturbation``).
-"""
+``prop-head-visible``, ``prop-truncation-residual``, ``def-tolerance-dimension``, ``thm-interaction-subspaces``;
+SPEC.md section 3, chapters 4 and 5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,22 +12,18 @@ from ..engine.norms import row_l1
 from ..engine.perturbation import oscillation, oscillation_bound
 from .polynomial import polynomial_certificate
 
-__all__ = ["double_centre", "head_interaction_singular_values", "head_visible_dimension",
-           "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
-           "truncate_interaction", "truncation_tradeoff", "visible_coordinates",
-           "visible_dimension"]
+__all__ = ["double_centre", "head_visible_dimension", "residual_bounds", "row_scalar_quotient", "tolerance_dimension",
+           "truncate_interaction", "truncation_tradeoff", "visible_coordinates", "visible_dimension"]
 
 
 _U = np.finfo(np.float64).eps
 
 
 def _numerical_rank(sigma: np.ndarray, rtol: float, floor: float = 0.0) -> int:
-    """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding
-    noise of the centring: a quotient that is zero in exact arithmetic has dimension 0)."""
+    """Number of singular values above ``rtol * sigma_max`` and above ``floor`` (the rounding noise of the centring:
+    a quotient that is zero in exact arithmetic has dimension 0)."""
     sigma = np.asarray(sigma, dtype=np.float64)
-    if sigma.size == 0:
-        return 0
-    top = float(sigma.max())
+    top = float(sigma.max()) if sigma.size else 0.0
     if not top > 0:
         return 0
     return int(np.count_nonzero((sigma > rtol * top) & (sigma > floor)))
@@ -65,49 +54,36 @@ def _logits(L) -> np.ndarray:
 
 
 def row_scalar_quotient(L) -> np.ndarray:
-    r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits, shape
-    (n, m): each row minus its mean. Two logit matrices have the same row-softmax iff their
-    quotients agree (``prop-quotient``)."""
+    r"""Row-scalar quotient :math:`L (I - \mathbf 1\mathbf 1^\top/m)` of finite logits (n, m), each row minus its
+    mean: two logit matrices have the same row-softmax iff their quotients agree (``prop-quotient``)."""
     L = _logits(L)
-    if L.shape[1] == 0:
-        return L.copy()
-    return L - L.mean(axis=1, keepdims=True)
+    return L.copy() if L.shape[1] == 0 else L - L.mean(axis=1, keepdims=True)
 
 
 def double_centre(L) -> np.ndarray:
-    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m).
-
-    :math:`L P_m = P_n L P_m + \mathbf 1 c^\top` with a column-scalar term, a key log-weight:
-    ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``.
-    """
+    r"""Doubly centred logits :math:`P_n L P_m` (row and column means removed), shape (n, m): :math:`L P_m = P_n L
+    P_m + \mathbf 1 c^\top`, so ``rowsoftmax(L)`` is the attention of ``P_n L P_m`` with key log-weights ``c``."""
     C = row_scalar_quotient(L)
-    if C.shape[0] == 0:
-        return C
-    return C - C.mean(axis=0, keepdims=True)
+    return C if C.shape[0] == 0 else C - C.mean(axis=0, keepdims=True)
 
 
 def visible_dimension(L, rtol: float = 1e-10) -> int:
-    r"""Visible dimension (``def-visible-dimension``) of finite real logits ``L`` (n, m): the
-    number of singular values of :math:`P_nLP_m` above ``rtol * sigma_max`` and above the
-    rounding level of the centring, ``16 u max(n, m) ||L||_F``."""
+    r"""Visible dimension (``def-visible-dimension``) of finite real logits ``L`` (n, m): the number of singular
+    values of :math:`P_nLP_m` above ``rtol * sigma_max`` and ``16 u max(n, m) ||L||_F``."""
     rtol = _check_rtol(rtol)
     L = _logits(L)
     C = double_centre(L)
     if C.size == 0:
         return 0
-    floor = _floor(max(C.shape), float(np.linalg.norm(L)))
-    sigma = np.linalg.svd(C, compute_uv=False)
-    return _numerical_rank(sigma, rtol, floor)
+    return _numerical_rank(np.linalg.svd(C, compute_uv=False), rtol, _floor(max(C.shape), float(np.linalg.norm(L))))
 
 
 def visible_coordinates(Q, K, rtol: float = 1e-10):
-    r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d).
-
-    With centred :math:`Q_c, K_c`, :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`.
-    The SVD of :math:`Q_cK_c^\top` (from the factors), truncated at ``rtol``, gives
-    :math:`K_v = V_r\Sigma_r^{1/2}` (columns of mean zero); the column term
-    :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v = U_r\Sigma_r^{1/2} +
-    \mathbf 1 t^\top`, and ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
+    r"""Visible coordinates ``(Qv, Kv, a)`` of queries (n, d) and keys (m, d). With centred :math:`Q_c, K_c`,
+    :math:`QK^\top P_m = Q_cK_c^\top + \mathbf 1 (K_c\bar q)^\top`. The SVD of :math:`Q_cK_c^\top` (from the
+    factors), truncated at ``rtol``, gives :math:`K_v = V_r\Sigma_r^{1/2}` (columns of mean zero); the column term
+    :math:`K_c\bar q = K_v t + a` is split by least squares, :math:`Q_v = U_r\Sigma_r^{1/2} + \mathbf 1 t^\top`, and
+    ``a`` (m,) is the key offset per unit ``beta``, orthogonal to ``Kv``:
 
     .. math:: \mathrm{rowsoftmax}(\beta QK^\top)
               = \mathrm{rowsoftmax}(\beta Q_vK_v^\top + \mathbf 1(\beta a)^\top)
@@ -118,8 +94,7 @@ def visible_coordinates(Q, K, rtol: float = 1e-10):
     Q, K = query_key_pair(Q, K)
     n, m = Q.shape[0], K.shape[0]
     qbar = Q.mean(axis=0) if n else np.zeros(Q.shape[1])
-    Qc = Q - qbar[None, :]
-    Kc = K - K.mean(axis=0, keepdims=True) if m else K.copy()
+    Qc, Kc = Q - qbar[None, :], (K - K.mean(axis=0, keepdims=True) if m else K.copy())
     Ua, sa, Vat = np.linalg.svd(Qc, full_matrices=False)
     Ub, sb, Vbt = np.linalg.svd(Kc, full_matrices=False)
     core = (sa[:, None] * Vat) @ (Vbt.T * sb[None, :])  # Qc Kc^T = Ua core Ub^T
@@ -146,14 +121,14 @@ def _centred(H, dm: int, name: str) -> np.ndarray:
     return H - H.mean(axis=0, keepdims=True)
 
 
-def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
-                                     query_states=None):
-    r"""``(sigma, floor)``: the decreasing singular values of a head's visible bilinear form
-    :math:`H_{q,c} W_Q^\top W_K H_{k,c}^\top` (``prop-head-visible``; ``W`` of shape (d_head,
-    d_model), centred states or ``None`` for the identity; the biases, only shape-checked, never
-    enter), and the rounding level below which they are zero as far as float64 can tell."""
-    W_Q = np.atleast_2d(np.asarray(W_Q, dtype=np.float64))
-    W_K = np.atleast_2d(np.asarray(W_K, dtype=np.float64))
+def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None, rtol: float = 1e-10, query_states=None) -> int:
+    r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
+    (``prop-head-visible``; ``W`` of shape (d_head, d_model)): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so
+    neither counts (only their shapes are checked); ``key_states``, ``query_states`` (N, d_model): the states keys
+    and queries range over, centred (``None``: all of R^d_model). Singular values below the rounding level of the
+    product are zero."""
+    rtol = _check_rtol(rtol)
+    W_Q, W_K = (np.atleast_2d(np.asarray(W, dtype=np.float64)) for W in (W_Q, W_K))
     dh, dm = W_Q.shape
     if W_K.shape != (dh, dm):
         raise ValueError(f"W_K has shape {W_K.shape}, expected {W_Q.shape} like W_Q")
@@ -162,34 +137,19 @@ def head_interaction_singular_values(W_Q, b_Q, W_K, b_K=None, key_states=None,
             raise ValueError(f"{name} must have shape ({dh},), got {np.asarray(b).shape}")
     if not (np.isfinite(W_Q).all() and np.isfinite(W_K).all()):
         raise ValueError("head weights must be finite")
-    scale = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K))
-    size = dm
-    left = W_Q.T  # (d_model or n, d_head)
+    scale, size = float(np.linalg.norm(W_Q) * np.linalg.norm(W_K)), dm
+    left, right = W_Q.T, W_K  # left: (d_model or n, d_head)
     if query_states is not None:
-        Hq = np.atleast_2d(np.asarray(query_states, dtype=np.float64))
-        left = _centred(Hq, dm, "query_states") @ W_Q.T
-        scale *= float(np.linalg.norm(Hq))
-        size = max(size, Hq.shape[0])
-    right = W_K
+        left = _centred(query_states, dm, "query_states") @ W_Q.T
     if key_states is not None:
-        Hk = np.atleast_2d(np.asarray(key_states, dtype=np.float64))
-        right = W_K @ _centred(Hk, dm, "key_states").T
-        scale *= float(np.linalg.norm(Hk))
-        size = max(size, Hk.shape[0])
+        right = W_K @ _centred(key_states, dm, "key_states").T
+    for H in (query_states, key_states):
+        if H is not None:
+            H = np.atleast_2d(np.asarray(H, dtype=np.float64))
+            scale *= float(np.linalg.norm(H))
+            size = max(size, H.shape[0])
     _, R = np.linalg.qr(left)
-    sigma = np.linalg.svd(R @ right, compute_uv=False)
-    return sigma, _floor(size, scale)
-
-
-def head_visible_dimension(W_Q, b_Q, W_K, b_K, key_states=None,
-                           rtol: float = 1e-10, query_states=None) -> int:
-    r"""Visible dimension of a head, :math:`\operatorname{rank}(H_{q,c} W_Q^\top W_K H_{k,c}^\top)`
-    (``prop-head-visible``): ``b_K`` is row-scalar and ``b_Q`` column-scalar, so neither counts;
-    ``key_states``, ``query_states`` (N, d_model): the states keys and queries range over
-    (``None``: all of R^d_model)."""
-    rtol = _check_rtol(rtol)
-    sigma, floor = head_interaction_singular_values(W_Q, b_Q, W_K, b_K, key_states, query_states)
-    return _numerical_rank(sigma, rtol, floor)
+    return _numerical_rank(np.linalg.svd(R @ right, compute_uv=False), rtol, _floor(size, scale))
 
 
 def _truncation_rank(s) -> int:
@@ -200,8 +160,8 @@ def _truncation_rank(s) -> int:
 
 
 def truncate_interaction(M, s: int) -> np.ndarray:
-    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top` (``M`` itself
-    when ``s >= min(a, b)``), shape (a, b)."""
+    r"""Rank-``s`` SVD truncation :math:`M_s = \sum_{l \le s} \sigma_l u_l v_l^\top` (``M`` itself when ``s >=
+    min(a, b)``), shape (a, b)."""
     M = np.atleast_2d(np.asarray(M, dtype=np.float64))
     s = _truncation_rank(s)
     if s >= min(M.shape):
@@ -210,33 +170,28 @@ def truncate_interaction(M, s: int) -> np.ndarray:
     return (U[:, :s] * S[:s]) @ Vt[:s]
 
 
-def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
-                    log_weights=None) -> dict:
-    r"""Measured error of an interaction truncation and its three bounds
-    (``prop-truncation-residual``).
+def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None, log_weights=None) -> dict:
+    r"""Measured error of an interaction truncation and its three bounds (``prop-truncation-residual``).
 
-    With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the
-    same with :math:`M_s` and :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
+    With :math:`A = \mathrm{rowsoftmax}(\beta Q M K^\top + \mathbf 1\log w^\top)`, ``A_s`` the same with :math:`M_s`
+    and :math:`\mathrm{osc}_i = \mathrm{osc}_j(\beta q_i^\top (M - M_s) k_j)`:
 
     .. math:: \|A - A_s\| \le \max_i 2\tanh(\mathrm{osc}_i/4)
               \le \max_i \mathrm{osc}_i/2 \le \beta\,\sigma_{s+1}(M)\, R_q R_k,
 
-    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` (``key_centre``, default the key
-    mean). ``log_weights`` enter ``A`` and ``A_s`` alike.
+    :math:`R_q = \max_i |q_i|`, :math:`R_k = \max_j |k_j - c|` (``key_centre``, default the key mean).
+    ``log_weights`` enter ``A`` and ``A_s`` alike.
 
     Returns
     -------
     dict
-        ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next``
-        (:math:`\sigma_{s+1}(M)`, 0 beyond the rank), ``R_q``, ``R_k``.
+        ``measured``, ``tanh``, ``osc``, ``sigma`` (the chain), ``sigma_next`` (:math:`\sigma_{s+1}(M)`, 0 beyond
+        the rank), ``R_q``, ``R_k``.
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
-    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     if M.shape != (Q.shape[1], K.shape[1]):
         raise ValueError(f"M must have shape ({Q.shape[1]}, {K.shape[1]}), got {M.shape}")
-    beta = finite_nonnegative("beta", beta)
-    s = _truncation_rank(s)
+    beta, s = finite_nonnegative("beta", beta), _truncation_rank(s)
     c = K.mean(axis=0) if key_centre is None else np.asarray(key_centre, dtype=np.float64).reshape(-1)
     if c.shape != (K.shape[1],):
         raise ValueError(f"key_centre must have shape ({K.shape[1]},), got {c.shape}")
@@ -244,8 +199,7 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
     sigma_next = float(sigma[s]) if s < sigma.size else 0.0
     Ms = truncate_interaction(M, s)
     w = 0.0 if log_weights is None else np.asarray(log_weights, dtype=np.float64).reshape(1, -1)
-    L = beta * (Q @ M @ K.T) + w
-    Ls = beta * (Q @ Ms @ K.T) + w
+    L, Ls = beta * (Q @ M @ K.T) + w, beta * (Q @ Ms @ K.T) + w
     measured = row_l1(row_softmax(L) - row_softmax(Ls))
     osc = oscillation(beta * (Q @ (M - Ms) @ K.T))
     R_q = float(np.linalg.norm(Q, axis=1).max()) if Q.size else 0.0
@@ -255,10 +209,10 @@ def residual_bounds(Q, K, M, s: int, beta: float, key_centre=None,
 
 
 def tolerance_dimension(sigma, tau, scale: float = 1.0):
-    r"""Tolerance-indexed SVD dimension :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1}
-    \le \tau\}` (``def-tolerance-dimension``; singular values in any order, ``sigma_{s+1} = 0``
-    beyond them; ``tau >= 0`` a number or an array, giving an int or an int array of its shape).
-    With ``scale = beta R_q R_k``: the least truncation rank with guaranteed error ``<= tau``."""
+    r"""Tolerance-indexed SVD dimension :math:`r(\tau) = \min\{s : \text{scale}\cdot\sigma_{s+1} \le \tau\}`
+    (``def-tolerance-dimension``; singular values in any order, ``sigma_{s+1} = 0`` beyond them; ``tau >= 0`` a
+    number or an array, giving an int or an int array of its shape). With ``scale = beta R_q R_k``: the least
+    truncation rank with guaranteed error ``<= tau``."""
     sig = np.sort(np.abs(np.asarray(sigma, dtype=np.float64).reshape(-1)))[::-1]
     scale = finite_nonnegative("scale", scale)
     t = np.asarray(tau, dtype=np.float64)
@@ -269,28 +223,21 @@ def tolerance_dimension(sigma, tau, scale: float = 1.0):
     return int(out[0]) if t.ndim == 0 else out.reshape(t.shape)
 
 
-def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None,
-                        max_degree: int = 64) -> list:
-    r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s``
-    (``s_values``, default ``0..min(a, b)``).
-
-    The residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget
-    :math:`\varepsilon - \tau_s` for ``A_s``:
-    :math:`\mathrm{rank}_\varepsilon(A) \le \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The
-    bracket's SVD upper side and the polynomial certificate of ``A_s`` at that budget are each
-    re-verified against ``A`` at ``eps`` by their own ``verify``, so neither rests on the
-    floating-point value of :math:`\tau_s`.
+def truncation_tradeoff(Q, K, M, beta: float, eps: float, s_values=None, max_degree: int = 64) -> list:
+    r"""Total certificates for ``A = rowsoftmax(beta Q M K^T)`` through the truncations ``M_s`` (``s_values``,
+    default ``0..min(a, b)``): the residual :math:`\tau_s` (``tanh`` of :func:`residual_bounds`) leaves the budget
+    :math:`\varepsilon - \tau_s` for ``A_s``, :math:`\mathrm{rank}_\varepsilon(A) \le
+    \mathrm{rank}_{\varepsilon-\tau_s}(A_s)`. The bracket's SVD upper side and the polynomial certificate of ``A_s``
+    at that budget are each re-verified against ``A`` at ``eps``, so neither rests on the float value of
+    :math:`\tau_s`.
 
     Returns
     -------
     list of dict
-        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``,
-        ``verified_on_A``, ``poly_dim``, ``poly_degree``, ``poly_count``, ``poly_verified_on_A``
-        (``None`` / ``False`` without budget or certificate).
+        ``s``, ``tau_measured``, ``tau_tanh``, ``tau_sigma``, ``budget``, ``upper``, ``verified_on_A``, ``poly_dim``,
+        ``poly_degree``, ``poly_count``, ``poly_verified_on_A`` (``None`` / ``False`` without budget or certificate).
     """
-    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
-    K = np.atleast_2d(np.asarray(K, dtype=np.float64))
-    M = np.atleast_2d(np.asarray(M, dtype=np.float64))
+    Q, K, M = (np.atleast_2d(np.asarray(X, dtype=np.float64)) for X in (Q, K, M))
     eps = finite_nonnegative("eps", eps)
     A = softmax_attention(Q @ M, K, beta)
     if s_values is None:

@@ -13,9 +13,8 @@ __all__ = ["lemma_figure", "polynomial_figure", "r_half_figure", "tolerance_figu
 
 
 def r_half_figure(law, eps: float):
-    """One panel per visible dimension r, stacked in one column (readable on a phone): bracket
-    bands of each family against beta, with slopes r/2 (dashed) and (r+1)/2 (dotted) through the
-    sharp family's last upper end."""
+    """One panel per visible dimension r, stacked in one column (readable on a phone): bracket bands of each family
+    against beta, with slopes r/2 (dashed) and (r+1)/2 (dotted) through the sharp family's last upper end."""
     groups = list(law.groupby("r"))
     fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 3.4 * len(groups)), squeeze=False)
     for ax, (r, g) in zip(axes[:, 0], groups):
@@ -39,16 +38,13 @@ def polynomial_figure(poly, n: int):
     for r, g in poly.groupby("dim"):
         axes[0].plot(g["beta"], g["degree"], "o-", label=f"r = {r}")
         axes[1].plot(g["beta"], g["count"], "o-", label=f"r = {r}: C(r+D, D)")
-        plot_bracket_band(axes[1], g["beta"], g["bracket lower"], g["bracket upper"],
-                          label=f"r = {r}: bracket")
+        plot_bracket_band(axes[1], g["beta"], g["bracket lower"], g["bracket upper"], label=f"r = {r}: bracket")
     b = poly["beta"].unique()
     axes[0].plot(b, 2 * np.sqrt(b), "k--", label=r"reference $2\sqrt{\beta}$")
     axes[1].axhline(n, color="grey", lw=0.8, label="n (trivial)")
-    for ax in axes:
-        ax.set(xscale="log", yscale="log", xlabel=r"$\beta$")
+    for ax, ylabel in zip(axes, ("degree D", "rank bound")):
+        ax.set(xscale="log", yscale="log", xlabel=r"$\beta$", ylabel=ylabel)
         ax.legend(fontsize=8)
-    axes[0].set_ylabel("degree D")
-    axes[1].set_ylabel("rank bound")
     fig.tight_layout()
     return fig
 
@@ -71,8 +67,7 @@ def truncation_figure(trunc, beta):
     groups = list(trunc[trunc["beta"] == beta].groupby("decay"))
     fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 3.1 * len(groups)), squeeze=False)
     for ax, (rho, g) in zip(axes[:, 0], groups):
-        for key, style in (("measured", "ko-"), ("tanh", "C0s--"), ("osc", "C1^--"),
-                           ("sigma", "C2v--")):
+        for key, style in (("measured", "ko-"), ("tanh", "C0s--"), ("osc", "C1^--"), ("sigma", "C2v--")):
             ax.semilogy(g["s"][:-1], g[key][:-1], style, ms=4, label=key)
         ax.set(title=rf"decay {rho:g}, $\beta$ = {beta:g}", xlabel="truncation rank s",
                ylabel=r"$\|A - A_s\|$ and bounds")
@@ -84,8 +79,7 @@ def truncation_figure(trunc, beta):
 def tolerance_figure(rtau):
     """Per decay (panels stacked in one column): the step curves r(tau) for every beta."""
     groups = list(rtau.groupby("decay"))
-    fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 2.9 * len(groups)), sharex=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(5.6, 2.9 * len(groups)), sharex=True, squeeze=False)
     for ax, (rho, g) in zip(axes[:, 0], groups):
         for beta, h in g.groupby("beta"):
             ax.step(h["tau"], h["r_tau"], where="post", label=rf"$\beta$ = {beta:g}")

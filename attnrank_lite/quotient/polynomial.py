@@ -1,19 +1,12 @@
-r"""Finite polynomial rank certificates (``prop-polynomial-certificate``).
-
-For visible coordinates ``q_i, k_j`` in :math:`\mathbb R^r`, logits
-:math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` and key weights :math:`w_j`, row ``i`` of the
-attention is :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i` (:math:`h_i = \max_j \ell_{ij}`).
-Replacing :math:`t \mapsto e^{t-h_i}` by its degree-``D`` Chebyshev interpolant :math:`p_i` on
-the row's logit range and keeping :math:`Z_i` gives
-
-.. math:: B_{ij} = w_j\, p_i(\beta\langle q_i, k_j\rangle) / Z_i,
-          \qquad \operatorname{rank} B \le \binom{r + D}{D}.
-
-The degree needed grows like :math:`\sqrt{\beta\log(m/\varepsilon)}` (:func:`degree_table`).
-"""
+r"""Finite polynomial rank certificates (chapter 4, ``prop-polynomial-certificate``): for visible coordinates in
+:math:`\mathbb R^r`, row ``i`` of the attention, :math:`A_{ij} = w_j e^{\ell_{ij} - h_i} / Z_i` with
+:math:`\ell_{ij} = \beta\langle q_i, k_j\rangle` and :math:`h_i = \max_j \ell_{ij}`, becomes
+:math:`B_{ij} = w_j\, p_i(\ell_{ij}) / Z_i`, :math:`p_i` the degree-``D`` Chebyshev interpolant of
+:math:`t \mapsto e^{t-h_i}` on the row's logit range: :math:`\operatorname{rank} B \le \binom{r + D}{D}`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -56,8 +49,7 @@ def _cheb_coefficients(half: np.ndarray, D: int) -> np.ndarray:
 def _clenshaw(c: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Evaluate per-row Chebyshev series ``sum_k c[i, k] T_k(u[i, j])``."""
     D = c.shape[1] - 1
-    b1 = np.zeros_like(u)
-    b2 = np.zeros_like(u)
+    b1, b2 = np.zeros_like(u), np.zeros_like(u)
     for k in range(D, 0, -1):
         b1, b2 = c[:, k:k + 1] + 2.0 * u * b1 - b2, b1
     return c[:, :1] + u * b1 - b2
@@ -83,10 +75,8 @@ def _rows(Qv, Kv, beta, lw, D, sl):
     live = np.isfinite(lw)
     ell = beta * (Qv[sl] @ Kv.T)  # (b, m)
     ell_live = np.where(live[None, :], ell, np.nan)
-    hi = np.nanmax(ell_live, axis=1)
-    lo = np.nanmin(ell_live, axis=1)
-    half = (hi - lo) / 2.0
-    mid = (hi + lo) / 2.0
+    hi, lo = np.nanmax(ell_live, axis=1), np.nanmin(ell_live, axis=1)
+    half, mid = (hi - lo) / 2.0, (hi + lo) / 2.0
     safe = np.where(half > 0, half, 1.0)
     u = np.where(half[:, None] > 0, (ell - mid[:, None]) / safe[:, None], 0.0)
     u = np.clip(u, -1.0, 1.0)  # dead keys (weight 0) may fall outside; their weight is 0
@@ -119,25 +109,19 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
     """Per-row l1 error of B against A (None: the attention of the data) and rounding margin."""
     n, m = Qv.shape[0], Kv.shape[0]
     r = Qv.shape[1]
-    err = np.empty(n)
-    margin = np.zeros(n)
+    err, margin = np.empty(n), np.zeros(n)
     k2 = np.arange(D + 1, dtype=np.float64) ** 2
-    gam_eval = gamma(4 * (D + 1) ** 2 + 2 * r + 16)
-    gam_sum = gamma(m + r + 8)
+    gam_eval, gam_sum = gamma(4 * (D + 1) ** 2 + 2 * r + 16), gamma(m + r + 8)
     for s in range(0, n, _BLOCK):
         sl = slice(s, min(n, s + _BLOCK))
         ell, _, half, g, c, p = _rows(Qv, Kv, beta, lw, D, sl)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             B = g * p
-            if A is None:
-                Ablk = row_softmax(ell + lw[None, :])
-            else:
-                Ablk = A[sl]
+            Ablk = row_softmax(ell + lw[None, :]) if A is None else A[sl]
             E = np.abs(Ablk - B).sum(axis=1)
         err[sl] = np.where(np.isfinite(E), E, np.inf)
         if with_margin:
-            margin[sl] = _rounding_margin(Qv[sl], Kv, beta, lw, ell, half, g, c, Ablk, B,
-                                          k2, gam_eval, gam_sum)
+            margin[sl] = _rounding_margin(Qv[sl], Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, gam_sum)
     margin = np.where(np.isfinite(margin), margin, np.inf)
     return err, margin
 
@@ -145,11 +129,10 @@ def _row_errors(A, Qv, Kv, beta, lw, D, with_margin: bool):
 def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, gam_sum):
     r"""Proven bound, per row, on the rounding in the computed error of the certificate.
 
-    The certificate's matrix is :math:`B^*_{ij} = e^{a_{ij}} P_i(u^*_{ij})` in exact arithmetic
-    from the stored floats: :math:`a_{ij}` from the *computed* log-weights and log normaliser
-    (a column times a row factor, so the rank bound holds whatever they are), :math:`P_i` the
-    series with the computed coefficients, :math:`u^*_{ij}` from the exact logit. The computed
-    :math:`g_{ij}p_{ij}` differs by:
+    The certificate's matrix is :math:`B^*_{ij} = e^{a_{ij}} P_i(u^*_{ij})` in exact arithmetic from the stored
+    floats: :math:`a_{ij}` from the *computed* log-weights and log normaliser (a column times a row factor, so the
+    rank bound holds whatever they are), :math:`P_i` the series with the computed coefficients, :math:`u^*_{ij}`
+    from the exact logit. The computed :math:`g_{ij}p_{ij}` differs by:
 
     * :math:`g_{ij}`: relative :math:`\eta_{ij} \le \mathrm{expm1}(2u(|\log g_{ij}| + 1)) + 8u`
       (absolute below :math:`2^{-1021}` under the smallest normal number);
@@ -175,8 +158,7 @@ def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, g
         mid = (np.nanmax(ell_live, axis=1) + np.nanmin(ell_live, axis=1)) / 2.0
         Delta = logit_rounding_bound(Qs, Kv, beta)
         safe = np.where(half > 0, half, 1.0)
-        du = np.where(half[:, None] > 0,
-                      (Delta + 2 * u * np.abs(ell - mid[:, None])) / safe[:, None] + 2 * u, 0.0)
+        du = np.where(half[:, None] > 0, (Delta + 2 * u * np.abs(ell - mid[:, None])) / safe[:, None] + 2 * u, 0.0)
         du = np.where(live[None, :], du, 0.0)
         dmax = du.max(axis=1)
         S1x = S1 * np.exp(D * np.sqrt(2 * dmax + dmax * dmax))
@@ -192,10 +174,9 @@ def _rounding_margin(Qs, Kv, beta, lw, ell, half, g, c, Ablk, B, k2, gam_eval, g
 
 @dataclass
 class PolynomialCertificate(UpperCertificate):
-    r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le` ``count`` :math:`=\binom{r+D}{D}`
-    from the visible coordinates ``Qv`` (n, r), ``Kv`` (m, r), ``beta``, ``degree`` ``D`` and
-    optional ``log_weights`` (m,); ``error`` is the measured max-row-l1 error against the
-    attention of the stored data."""
+    r"""Upper certificate :math:`\mathrm{rank}_\varepsilon(A) \le` ``count`` :math:`=\binom{r+D}{D}` from the
+    visible coordinates ``Qv`` (n, r), ``Kv`` (m, r), ``beta``, ``degree`` ``D`` and optional ``log_weights`` (m,);
+    ``error`` is the measured max-row-l1 error against the attention of the stored data."""
 
     Qv: np.ndarray
     Kv: np.ndarray
@@ -220,12 +201,10 @@ class PolynomialCertificate(UpperCertificate):
         """Build ``B`` explicitly, shape (n, m) (for small cases)."""
         return polynomial_matrix(self.Qv, self.Kv, self.beta, self.degree, self.log_weights)
 
-    def verify(self, A, eps: float) -> bool:
-        """``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the margin of
-        :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``.
-
-        A bad ``A`` or ``eps`` raises; malformed stored data give ``False``.
-        """
+    def certified_rank(self, A, eps: float) -> int | None:
+        """``count`` when ``||A - B|| <= eps`` with ``B`` rebuilt from the stored data, with the margin of
+        :func:`_rounding_margin`, and ``count`` the monomial count of ``(dim, degree)``; a bad ``A`` or ``eps`` raises,
+        malformed stored data give ``None``."""
         A = real_matrix("A", A)
         eps = eps_value(eps)
 
@@ -239,39 +218,27 @@ class PolynomialCertificate(UpperCertificate):
             return (*parsed, D)
 
         parsed = parse_stored(parse)
-        if parsed is None:
-            return False
+        if parsed is None or A.shape != (parsed[0].shape[0], parsed[1].shape[0]):
+            return None
         Qv, Kv, beta, lw, D = parsed
-        if A.shape != (Qv.shape[0], Kv.shape[0]):
-            return False
-        if A.shape[0] == 0:
-            return True
-        err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
-        return bool(np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps))
-
-    def certified_rank(self, A, eps: float) -> int | None:
-        """``count`` when :meth:`verify` holds."""
-        return int(self.count) if self.verify(A, eps) else None
-
-    def as_dict(self) -> dict:
-        return {"dim": self.dim, "degree": int(self.degree), "count": int(self.count), "error": float(self.error)}
+        if A.shape[0]:
+            err, margin = _row_errors(A, Qv, Kv, beta, lw, D, with_margin=True)
+            if not np.all((err + margin) * (1 + 4 * UNIT_ROUNDOFF) <= eps):
+                return None
+        return int(self.count)
 
     def __repr__(self) -> str:
-        return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, "
-                f"error={self.error:.3g})")
+        return (f"PolynomialCertificate(r={self.dim}, D={self.degree}, count={self.count}, error={self.error:.3g})")
 
 
 def polynomial_certificate(Qv, Kv, beta: float, eps: float, max_degree: int = 64, log_weights=None,
                            start: int | None = None):
-    r"""Smallest-degree polynomial certificate of ``rowsoftmax(beta Qv Kv^T + log_weights)``
-    meeting ``eps``, up to ``max_degree``, or ``None``.
-
-    A *screen* (the computed row error alone: a degree it refuses, the certified check refuses
-    too) finds the least degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and
-    bisection; the certified check (error plus the margin of :func:`_rounding_margin`, as
-    ``verify``) then runs there and, if the margin tips it over, above. The error is essentially,
-    not provably, monotone in ``D``; the certificate is valid either way.
-    """
+    r"""Smallest-degree polynomial certificate of ``rowsoftmax(beta Qv Kv^T + log_weights)`` meeting ``eps``, up to
+    ``max_degree``, or ``None``. A *screen* (the computed row error alone: a degree it refuses, the certified check
+    refuses too) finds the least degree by galloping from ``start`` (a hint; default 0, 1, 2, 4, ...) and bisection;
+    the certified check (error plus the margin of :func:`_rounding_margin`, as ``verify``) then runs there and, if
+    the margin tips it over, above. The error is essentially, not provably, monotone in ``D``; the certificate is
+    valid either way."""
     Qv, Kv, beta, lw = _prepare(Qv, Kv, beta, log_weights)
     eps = finite_nonnegative("eps", eps)
     max_degree = int(max_degree)
@@ -303,13 +270,7 @@ def _least_passing(check, low: int, high: int, start: int | None):
     monotone ``check``: gallop from ``start`` (default ``low``), then bisect; each ``D`` once."""
     if low > high:
         return None
-    cache: dict[int, bool] = {}
-
-    def ok(D):
-        if D not in cache:
-            cache[D] = check(D)
-        return cache[D]
-
+    ok = cache(check)  # each D checked once
     D = low if start is None else min(high, max(low, int(start)))
     step = 1
     if ok(D):  # gallop down to a failing degree (or low)
@@ -349,13 +310,10 @@ def _found(cert) -> dict:
 
 def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
                      log_weights=None, key_offsets=None, attention=None) -> list:
-    r"""Polynomial certificates of ``rowsoftmax(beta Qv Kv^T + log w(beta))`` for each of
-    ``betas``, :math:`\log w_j(\beta) = \text{log\_weights}_j + \beta\,\text{key\_offsets}_j`.
-
-    Each is verified against ``attention(beta)`` (default: the attention of the coordinates).
-    Rows: ``beta``, ``dim``, ``degree``, ``count``, ``error``, ``verified`` (``None`` entries when
-    no degree up to ``max_degree`` meets ``eps``).
-    """
+    r"""Polynomial certificates of ``rowsoftmax(beta Qv Kv^T + log w(beta))`` for each of ``betas``,
+    :math:`\log w_j(\beta) = \text{log\_weights}_j + \beta\,\text{key\_offsets}_j`, each verified against
+    ``attention(beta)`` (default: the attention of the coordinates). Rows: ``beta``, ``dim``, ``degree``, ``count``,
+    ``error``, ``verified`` (``None`` entries when no degree up to ``max_degree`` meets ``eps``)."""
     m = np.atleast_2d(Kv).shape[0]
     base = np.zeros(m) if log_weights is None else np.asarray(log_weights, dtype=np.float64)
     off = np.zeros(m) if key_offsets is None else np.asarray(key_offsets, dtype=np.float64)
@@ -363,12 +321,8 @@ def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
     rows = []
     for beta in betas:
         lw = base + float(beta) * off if weighted else None
-        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree,
-                                      log_weights=lw)
-        if attention is None:
-            A = softmax_attention(Qv, Kv, beta, log_weights=lw)
-        else:
-            A = attention(beta)
+        cert = polynomial_certificate(Qv, Kv, beta, eps, max_degree=max_degree, log_weights=lw)
+        A = softmax_attention(Qv, Kv, beta, log_weights=lw) if attention is None else attention(beta)
         rows.append({"beta": float(beta), "dim": int(np.atleast_2d(Qv).shape[1]), **_found(cert),
                      "verified": False if cert is None else cert.verify(A, eps)})
     return rows
@@ -376,14 +330,11 @@ def polynomial_sweep(Qv, Kv, betas, eps: float, max_degree: int = 64,
 
 def degree_table(r: int, beta: float, eps: float, ms, n_queries: int = 50,
                  seed: int = 0, max_degree: int = 256) -> list:
-    r"""Least certified degree against the number of keys ``m`` at fixed ``beta``.
-
-    ``n_queries`` queries and ``m`` keys uniform in the unit ``r``-ball. The count at a fixed
-    ``D`` does not depend on ``m``, but the row error sums ``m`` pointwise errors, so ``D`` grows
-    with ``m`` (heuristically like :math:`\sqrt{\beta\log(m/\varepsilon)}`, reported beside it).
-    Rows: ``m``, ``degree`` (``None``: none up to ``max_degree``), ``count``, ``error``,
-    ``verified``, ``sqrt(beta log(m/eps))``.
-    """
+    r"""Least certified degree against the number of keys ``m`` at fixed ``beta``, for ``n_queries`` queries and ``m``
+    keys uniform in the unit ``r``-ball. The count at a fixed ``D`` does not depend on ``m``, but the row error sums
+    ``m`` pointwise errors, so ``D`` grows with ``m`` (heuristically like :math:`\sqrt{\beta\log(m/\varepsilon)}`,
+    reported beside it). Rows: ``m``, ``degree`` (``None``: none up to ``max_degree``), ``count``, ``error``,
+    ``verified``, ``sqrt(beta log(m/eps))``."""
     eps = finite_nonnegative("eps", eps)
     if not eps > 0:
         raise ValueError(f"eps must be > 0, got {eps}")

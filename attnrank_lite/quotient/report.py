@@ -1,8 +1,5 @@
-r"""Tables and quoted numbers of chapters 4 and 5.
-
-Each function returns the tables a chapter shows and, where its prose quotes numbers, a dict of
-strings for ``myst_nb.glue`` computed from the run's own tables.
-"""
+r"""Tables of chapters 4 and 5, and the numbers their prose quotes (strings for ``myst_nb.glue``,
+from the run's own tables)."""
 from __future__ import annotations
 
 import os
@@ -20,11 +17,10 @@ from . import constructions as cs
 from . import interaction as ia
 from .polynomial import degree_table, polynomial_sweep
 
-__all__ = ["FIXED_N_FAMILY", "ROUNDING", "SHARP_FAMILY", "degree_against_m", "degree_numbers",
-           "head_quotient", "lemma_checks", "polynomial_numbers", "polynomial_table",
-           "r_half_numbers", "r_half_slopes", "r_half_sweeps", "r_half_widths",
-           "sharp_family_degrees", "tightness", "tolerance_curves", "tradeoff_numbers",
-           "truncation_table"]
+__all__ = ["FIXED_N_FAMILY", "ROUNDING", "SHARP_FAMILY", "degree_against_m", "degree_numbers", "head_quotient",
+           "lemma_checks", "polynomial_numbers", "polynomial_table", "r_half_numbers", "r_half_slopes",
+           "r_half_sweeps", "r_half_widths", "sharp_family_degrees", "tightness", "tolerance_curves",
+           "tradeoff_numbers", "truncation_table"]
 
 #: the family whose size grows with beta (n ~ beta^{r/2}): its upper end is about n/2
 SHARP_FAMILY = "Gaussian ball"
@@ -34,12 +30,10 @@ FIXED_N_FAMILY = "uniform random"
 # chapter 4
 
 def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
-    r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``.
-
-    One row: ranks of the logits and of the row-centred logits, the visible dimension, the head
-    formula with and without :math:`b_Q`, and the largest entry of
-    :math:`|A_\text{head} - A_\text{visible}|` (:func:`~.interaction.visible_coordinates` with
-    its key offsets). Numbers: ``head_rowc``, ``head_vis``."""
+    r"""The head example of ``prop-head-visible`` on the Gaussian ball ``(2, beta)``, one row: ranks of the logits
+    and of the row-centred logits, the visible dimension, the head formula with and without :math:`b_Q`, and the
+    largest entry of :math:`|A_\text{head} - A_\text{visible}|` (:func:`~.interaction.visible_coordinates` with its
+    key offsets). Numbers: ``head_rowc``, ``head_vis``."""
     W_Q, W_K = np.asarray(W_Q, float), np.asarray(W_K, float)
     X, logw = gaussian_ball(2, beta)
     Qh, Kh = X @ W_Q.T + b_Q, X @ W_K.T + b_K
@@ -55,27 +49,23 @@ def head_quotient(W_Q, b_Q, W_K, b_K, beta: float) -> tuple[pd.DataFrame, dict]:
         "head formula, b_Q = 0": int(ia.head_visible_dimension(W_Q, None, W_K, b_K, key_states=X)),
         "max |A_head - A_visible|": float(np.abs(A_head - A_vis).max()),
     }
-    return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"],
-                                 "head_vis": row["visible dimension"]}
+    return pd.DataFrame([row]), {"head_rowc": row["row-centred rank"], "head_vis": row["visible dimension"]}
 
 
 def _sharp(r: int, extra: int, seed: int):
-    def make(beta):
-        Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
-        return softmax_attention(Q, K, beta, log_weights=lw)
-
     def recipe(beta):  # the instance of a certificate file (bracket_sweep)
         Q, K, lw = cs.sharp_hidden_instance(r, beta, extra, seed)
         return {"Q": Q, "K": K, "beta": beta, "log_weights": lw}
+
+    def make(beta):
+        return softmax_attention(**recipe(beta))
 
     make.recipe = recipe
     return make
 
 
 def _fixed_n(r: int, n: int, extra: int, seed: int):
-    Y = uniform_ball(n, r, seed=seed)
-    Xk = uniform_ball(n, r, seed=seed + 1)
-    Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
+    Q, K = cs.hidden_instance(uniform_ball(n, r, seed=seed), uniform_ball(n, r, seed=seed + 1), extra=extra, seed=seed)
     if ia.visible_dimension(Q @ K.T) != r:
         raise AssertionError(f"the random instance does not have visible dimension {r}")
 
@@ -88,16 +78,12 @@ def _fixed_n(r: int, n: int, extra: int, seed: int):
 
 def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, extra: int,
                   seed: int, certificates=None) -> pd.DataFrame:
-    r"""Certified brackets of the two families of ``thm-r-half-law`` for each visible dimension:
-    rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r`` and ``family``.
-
-    :data:`SHARP_FAMILY`: :func:`~.constructions.sharp_hidden_instance` at each beta of
-    ``betas_by_r[r]``; :data:`FIXED_N_FAMILY`: ``n_random`` uniform points of the unit r-ball at
-    each of ``betas_random``; both hidden in ``r + extra`` dimensions. ``certificates`` (a
-    folder): one certificate file per row in ``r<r>-ball/`` and ``r<r>-random/``. Raises
-    ``AssertionError`` if an instance does not have visible dimension r or a bracket does not
-    verify.
-    """
+    r"""Certified brackets (rows of :func:`attnrank_lite.laws.sweeps.bracket_sweep` with ``r``, ``family``) of the
+    two families of ``thm-r-half-law`` per visible dimension r, hidden in ``r + extra`` dimensions:
+    :data:`SHARP_FAMILY` (:func:`~.constructions.sharp_hidden_instance` at ``betas_by_r[r]``) and
+    :data:`FIXED_N_FAMILY` (``n_random`` uniform points of the unit r-ball at ``betas_random``). ``certificates``: a
+    folder for one file per row in ``r<r>-ball/``, ``r<r>-random/``. ``AssertionError`` if an instance does not have
+    visible dimension r or a bracket does not verify."""
     def sub(name):
         return None if certificates is None else os.path.join(os.fspath(certificates), name)
 
@@ -118,27 +104,23 @@ def r_half_sweeps(betas_by_r: dict, betas_random, n_random: int, eps: float, ext
 
 
 def r_half_slopes(law: pd.DataFrame, fit_points: int) -> pd.DataFrame:
-    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, judged against
-    :math:`r/2` by :func:`attnrank_lite.laws.verdicts.judged_slope_table` (``max width`` r/4).
-
-    ``can fail`` is False for the sharp family's upper end, whose n grows like
-    :math:`\beta^{r/2}` by construction: its slope is exactly ``n slope`` plus ``upper/n slope``.
+    r"""Slopes of both ends over the last ``fit_points`` betas of each sweep, judged against :math:`r/2` by
+    :func:`attnrank_lite.laws.verdicts.judged_slope_table` (``max width`` r/4). ``can fail`` is False for the sharp
+    family's upper end, whose n grows like :math:`\beta^{r/2}` by construction (slope ``n slope + upper/n slope``).
 
     Returns
     -------
     pandas.DataFrame
-        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then r, family, end, beta_min,
-        beta_max, max width, n slope, upper/n slope, can fail.
+        :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, then r, family, end, beta_min, beta_max, max width,
+        n slope, upper/n slope, can fail.
     """
     tail = law.groupby(["r", "family"]).tail(fit_points)
     fits = judged_slope_table(tail, lambda g: g["r"] / 2, by=("r", "family"))
     fits["max width"] = fits["r"] / 4
-    n_slope, ratio_slope = {}, {}
-    for key, g in tail.groupby(["r", "family"]):
-        n_slope[key] = fit_loglog_slope(g["beta"], g["n"]).slope
-        ratio_slope[key] = fit_loglog_slope(g["beta"], g["upper"] / g["n"]).slope
-    fits["n slope"] = [n_slope[(f.r, f.family)] for f in fits.itertuples()]
-    fits["upper/n slope"] = [ratio_slope[(f.r, f.family)] for f in fits.itertuples()]
+    tails = dict(list(tail.groupby(["r", "family"])))
+    groups = [tails[(f.r, f.family)] for f in fits.itertuples()]
+    fits["n slope"] = [fit_loglog_slope(g["beta"], g["n"]).slope for g in groups]
+    fits["upper/n slope"] = [fit_loglog_slope(g["beta"], g["upper"] / g["n"]).slope for g in groups]
     fits["can fail"] = ~((fits["family"] == SHARP_FAMILY) & (fits["end"] == "upper"))
     return fits
 
@@ -153,10 +135,9 @@ def r_half_widths(law: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 
 def r_half_numbers(law: pd.DataFrame, fits: pd.DataFrame) -> dict:
-    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end ``{end}_r{r}``,
-    ``{end}_verdict_r{r}`` (sharp family; prefix ``fixed_`` for the fixed-n family),
-    ``sharp_n_slopes``, ``fixed_n``, ``r3_beta``, ``r3_n``, ``r_half_verdicts`` (over the ends
-    that can fail) and ``r_half_left_out``."""
+    """Strings the chapter-4 prose quotes from the r/2 sweeps: per r and end ``{end}_r{r}``, ``{end}_verdict_r{r}``
+    (sharp family; prefix ``fixed_`` for the fixed-n family), ``sharp_n_slopes``, ``fixed_n``, ``r3_beta``,
+    ``r3_n``, ``r_half_verdicts`` (over the ends that can fail) and ``r_half_left_out``."""
     out = {}
     for prefix, fam in (("", SHARP_FAMILY), ("fixed_", FIXED_N_FAMILY)):
         sub = fits[fits["family"] == fam].set_index(["r", "end"])
@@ -186,22 +167,14 @@ def _all_verified(table: pd.DataFrame, every: bool = False) -> pd.DataFrame:
 
 
 def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.DataFrame:
-    r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets.
-
-    For r = 1, 2: ``n`` uniform points of the r-ball hidden in ``r + extra`` dimensions; the
-    certificate is built in the visible coordinates and verified against the attention of the
-    original queries and keys. Columns of :func:`~.polynomial.polynomial_sweep`, ``bracket
-    lower``, ``bracket upper``, ``count / upper``, ``count >= n`` (vacuous).
-
-    Raises
-    ------
-    AssertionError
-        If a certificate that was found does not verify.
-    """
+    r"""Polynomial certificates (``prop-polynomial-certificate``) next to certified brackets, for r = 1, 2: ``n``
+    uniform points of the r-ball hidden in ``r + extra`` dimensions, each certificate built in the visible
+    coordinates and verified against the attention of the original queries and keys. Columns of
+    :func:`~.polynomial.polynomial_sweep`, ``bracket lower``, ``bracket upper``, ``count / upper``, ``count >= n``
+    (vacuous); ``AssertionError`` if a certificate found does not verify."""
     rows = []
     for r in (1, 2):
-        Y = uniform_ball(n, r, seed=seed + 2)
-        Xk = uniform_ball(n, r, seed=seed + 3)
+        Y, Xk = uniform_ball(n, r, seed=seed + 2), uniform_ball(n, r, seed=seed + 3)
         Q, K = cs.hidden_instance(Y, Xk, extra=extra, seed=seed)
         Qv, Kv, a = ia.visible_coordinates(Q, K)
 
@@ -210,39 +183,32 @@ def polynomial_table(n: int, betas, eps: float, extra: int, seed: int) -> pd.Dat
 
         pr = pd.DataFrame(polynomial_sweep(Qv, Kv, betas, eps, key_offsets=a, attention=make))
         br = bracket_sweep(make, betas, [eps], desc=f"poly r={r}")
-        rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(),
-                                 "bracket upper": br["upper"].to_numpy()}))
+        rows.append(pr.assign(**{"bracket lower": br["lower"].to_numpy(), "bracket upper": br["upper"].to_numpy()}))
     poly = _all_verified(pd.concat(rows, ignore_index=True))
     poly["count / upper"] = poly["count"] / poly["bracket upper"]
     poly["count >= n"] = poly["count"] >= n
     return poly
 
 
-def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
-                       ) -> tuple[pd.DataFrame, dict]:
-    r"""Count slopes of the polynomial certificates against :math:`r/2`
-    (:func:`attnrank_lite.laws.verdicts.judge_slope`), over the last ``fit_points``
-    non-vacuous certificates per r; vacuous ones (count ``>= n``) are left out and counted.
+def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int) -> tuple[pd.DataFrame, dict]:
+    r"""Count slopes of polynomial certificates against :math:`r/2` (:func:`attnrank_lite.laws.verdicts.judge_slope`)
+    over the last ``fit_points`` non-vacuous certificates per r; vacuous ones (count ``>= n``) left out and counted.
 
     Returns
     -------
     fits : pandas.DataFrame
-        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``,
-        ``beta_max``.
+        Per r: :data:`attnrank_lite.laws.verdicts.SLOPE_COLUMNS`, ``r``, ``beta_min``, ``beta_max``.
     numbers : dict
-        ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta),
-        ``trivial_r{r}``, ``vacuous_r{r}``, ``poly_n``.
+        ``count_slope_r{r}``, ``ratio_r{r}`` (count over upper end, first and last beta), ``trivial_r{r}``,
+        ``vacuous_r{r}``, ``poly_n``.
     """
     out, rows = {"poly_n": str(n)}, []
     for r, g in poly.groupby("dim"):
         found = g[g["degree"].notna()]
-        vac = found[found["count"] >= n]
-        useful = found[found["count"] < n].tail(fit_points)
+        vac, useful = found[found["count"] >= n], found[found["count"] < n].tail(fit_points)
         sel = pd.concat([useful, vac])
-        row = judge_slope(sel["beta"], sel["count"], r / 2,
-                          left_out=(sel["count"] >= n).to_numpy())
-        row.update(r=r, beta_min=float(useful["beta"].min()) if len(useful) else np.nan,
-                   beta_max=float(useful["beta"].max()) if len(useful) else np.nan)
+        row = judge_slope(sel["beta"], sel["count"], r / 2, left_out=(sel["count"] >= n).to_numpy())
+        row.update(r=r, beta_min=float(useful["beta"].min()), beta_max=float(useful["beta"].max()))
         if np.isfinite(row["slope"]):
             out[f"count_slope_r{r}"] = (
                 interval_text(row["slope"], row["ci_low"], row["ci_high"])
@@ -254,8 +220,7 @@ def polynomial_numbers(poly: pd.DataFrame, n: int, fit_points: int
         out[f"ratio_r{r}"] = (f"{ratio.iloc[0]:.3g} to {ratio.iloc[-1]:.3g}" if len(ratio)
                               else "n/a (no non-vacuous certificate)")
         trivial = g.loc[g["count >= n"], "beta"]
-        out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial)
-                                else "at no beta of this sweep")
+        out[f"trivial_r{r}"] = (f"from beta = {trivial.min():g} on" if len(trivial) else "at no beta of this sweep")
         out[f"vacuous_r{r}"] = str(len(vac))
     return pd.DataFrame(rows), out
 
@@ -264,8 +229,7 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
     """``m_first``, ``m_last``, ``deg_values`` and ``deg_plateau`` (where the degree of
     :func:`~.polynomial.degree_table` stops growing with m, if it does) of the table."""
     d = deg.sort_values("m")
-    degs = [int(v) for v in d["degree"]]
-    ms = [int(v) for v in d["m"]]
+    degs, ms = [int(v) for v in d["degree"]], [int(v) for v in d["m"]]
     k = len(degs) - 1
     while k > 0 and degs[k - 1] == degs[-1]:
         k -= 1
@@ -275,16 +239,13 @@ def degree_numbers(deg: pd.DataFrame) -> dict:
         plateau = f"it stays at {degs[-1]} from m = {ms[k]} on"
     else:
         plateau = "it grows up to the largest m"
-    values = ", ".join(str(v) for v in degs[:-1]) + (" and " if len(degs) > 1 else "") \
-        + str(degs[-1])
+    values = ", ".join(str(v) for v in degs[:-1]) + (" and " if len(degs) > 1 else "") + str(degs[-1])
     return {"m_first": ms[0], "m_last": ms[-1], "deg_values": values, "deg_plateau": plateau}
 
 
 def sharp_family_degrees(betas, eps: float, max_degree: int = 256) -> pd.DataFrame:
-    r"""Polynomial degree on the Gaussian ball (r = 1), with its key log-weights and without.
-
-    An empty ``degree``: none up to ``max_degree``. Raises ``AssertionError`` if a certificate
-    found does not verify."""
+    r"""Polynomial degree on the Gaussian ball (r = 1), with its key log-weights and without (an empty ``degree``:
+    none up to ``max_degree``); ``AssertionError`` if a certificate found does not verify."""
     rows = []
     for beta in betas:
         X, lw = gaussian_ball(1, beta)
@@ -307,14 +268,11 @@ ROUNDING = 1e-12
 
 
 def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
-    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from
-    :math:`10^{-3}` to 20) and ``n_pairs`` random pairs over 6 keys.
-
-    Returns the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest change/bound,
-    violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers
-    ``sharp_gap``, ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; raises
-    ``AssertionError`` if the gap exceeds :data:`ROUNDING` or a pair violates the bound.
-    """
+    r"""``lem-softmax-perturbation`` against its sharp two-level example (200 oscillations from :math:`10^{-3}` to 20)
+    and ``n_pairs`` random pairs over 6 keys: the one-row table (largest gap to :math:`2\tanh(t/4)`, pairs, largest
+    change/bound, violations beyond :data:`ROUNDING` relative plus :math:`10^{-13}`), the numbers ``sharp_gap``,
+    ``pair_ratio`` and the figure's data ``t``, ``osc``, ``change``; ``AssertionError`` if the gap exceeds
+    :data:`ROUNDING` or a pair violates the bound."""
     t = np.logspace(-3, np.log10(20), 200)
     gap = float(np.abs(cs.two_level_example(t) - oscillation_bound(t)).max())
     osc, change = cs.random_perturbation_pairs(n_pairs, 6, seed=seed)
@@ -329,8 +287,7 @@ def lemma_checks(n_pairs: int, seed: int) -> tuple[pd.DataFrame, dict, dict]:
             {"t": t, "osc": osc, "change": change})
 
 
-def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
-                     ) -> pd.DataFrame:
+def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int) -> pd.DataFrame:
     r"""The columns of :func:`~.interaction.residual_bounds` for each decay (one
     :func:`~.constructions.decaying_head` each), beta and ``s = 0..d``. Raises
     ``AssertionError`` if measured <= tanh <= osc <= sigma fails beyond :data:`ROUNDING`."""
@@ -339,12 +296,10 @@ def truncation_table(d: int, n: int, decays, betas, key_offset: float, seed: int
         Q, K, M = cs.decaying_head(d, n, n, rho, seed=seed, key_offset=key_offset)
         for beta in betas:
             for s in range(d + 1):
-                rows.append({"decay": rho, "beta": beta, "s": s,
-                             **ia.residual_bounds(Q, K, M, s, beta)})
+                rows.append({"decay": rho, "beta": beta, "s": s, **ia.residual_bounds(Q, K, M, s, beta)})
     trunc = pd.DataFrame(rows)
     tol = ROUNDING
-    ok = ((trunc["measured"] <= trunc["tanh"] + tol).all()
-          and (trunc["tanh"] <= trunc["osc"] + tol).all()
+    ok = ((trunc["measured"] <= trunc["tanh"] + tol).all() and (trunc["tanh"] <= trunc["osc"] + tol).all()
           and (trunc["osc"] <= trunc["sigma"] * (1 + tol) + tol).all())
     if not ok:
         raise AssertionError("the chain measured <= tanh <= osc <= sigma fails")
@@ -368,8 +323,7 @@ def tightness(trunc: pd.DataFrame, d: int) -> tuple[pd.DataFrame, pd.DataFrame, 
     return tight, flat, numbers
 
 
-def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int,
-                     taus=None) -> pd.DataFrame:
+def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int, taus=None) -> pd.DataFrame:
     r""":math:`r(\tau)` of each random head at each beta over ``taus`` (default 80 values
     from :math:`10^{-3}` to 10)."""
     taus = np.logspace(-3, 1, 80) if taus is None else np.asarray(taus, float)
@@ -380,17 +334,15 @@ def tolerance_curves(d: int, n: int, decays, betas, key_offset: float, seed: int
         sig = np.linalg.svd(M, compute_uv=False)
         for beta in betas:
             r_tau = ia.tolerance_dimension(sig, taus, beta * b["R_q"] * b["R_k"])
-            rows += [{"decay": rho, "beta": beta, "tau": tau, "r_tau": r}
-                     for tau, r in zip(taus, r_tau)]
+            rows += [{"decay": rho, "beta": beta, "tau": tau, "r_tau": r} for tau, r in zip(taus, r_tau)]
     return pd.DataFrame(rows)
 
 
 def tradeoff_numbers(d: int, n: int, decay: float, beta: float, eps: float,
                      key_offset: float, seed: int) -> tuple[pd.DataFrame, dict]:
-    """:func:`~.interaction.truncation_tradeoff` of one random head, with the quoted numbers
-    ``svd_best``, ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``, ``poly_full``,
-    ``s_full``, ``s_first``. Raises ``AssertionError`` if a certificate with budget left does not
-    verify against A."""
+    """:func:`~.interaction.truncation_tradeoff` of one random head, with the quoted numbers ``svd_best``,
+    ``svd_best_s``, ``svd_full``, ``poly_best``, ``poly_best_s``, ``poly_full``, ``s_full``, ``s_first``. Raises
+    ``AssertionError`` if a certificate with budget left does not verify against A."""
     Q, K, M = cs.decaying_head(d, n, n, decay, seed=seed, key_offset=key_offset)
     trade = pd.DataFrame(ia.truncation_tradeoff(Q, K, M, beta, eps))
     has = trade["budget"] > 0

