@@ -75,15 +75,28 @@ def check_slot(out: Path, name: str, flag: str = "-o") -> Path:
 def partial_dir(out: Path, label: str) -> Path:
     """Take the output folder's lock (waiting while another writer holds it), remove the ``.partial-*``
     folders a killed writer left, and return a new hidden folder ``out/.partial-<label>-<random>``,
-    removed by :func:`release_partial`, at the latest when this process exits."""
-    lock = FileLock(Path(out) / LOCK, is_singleton=True)
-    lock.acquire()
-    for old in Path(out).glob(".partial-*") if lock.lock_counter == 1 else ():  # none is live: remove them
-        shutil.rmtree(old, ignore_errors=True)  # (a link or a file is left alone)
-    _HELD[tmp := Path(out) / f".partial-{label}-{uuid.uuid4().hex[:12]}"] = lock
-    atexit.register(release_partial, tmp)  # before it exists: also an interrupt before the caller's cleanup
-    tmp.mkdir()
-    return tmp
+    removed by :func:`release_partial`, at the latest when this process exits. Interrupted before it
+    returns, it releases the lock and removes the lock file it created: nothing of the call stays."""
+    path = Path(out) / LOCK
+    fresh, lock, tmp, held = not path.exists(), FileLock(path, is_singleton=True), None, False
+    try:
+        lock.acquire()
+        held = True
+        for old in Path(out).glob(".partial-*") if lock.lock_counter == 1 else ():  # none is live: remove them
+            shutil.rmtree(old, ignore_errors=True)  # (a link or a file is left alone)
+        _HELD[tmp := Path(out) / f".partial-{label}-{uuid.uuid4().hex[:12]}"] = lock
+        atexit.register(release_partial, tmp)  # before it exists: also an interrupt before the caller's cleanup
+        tmp.mkdir()
+        return tmp
+    except BaseException:  # an interrupt (SIGINT, SIGTERM) included
+        if tmp is not None:
+            _HELD.pop(tmp, None)
+            shutil.rmtree(tmp, ignore_errors=True)
+        if held:
+            lock.release()
+        if fresh and not lock.is_locked:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def release_partial(tmp: Path) -> None:
