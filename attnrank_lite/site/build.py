@@ -1,12 +1,6 @@
-"""Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
-
-A chapter is executed unless the build's cache (:mod:`.cache`) holds a run of the same notebook,
-parameters, profile, package sources and installed versions, so a page never shows outputs of an
-older package; chapters run side by side within their memory estimates (:mod:`.schedule`). Nothing
-a user has is lost: the output folder and every chapter's estimates are checked before any work,
-the build happens in a partial folder, and ``OUT/html`` is replaced only by the complete new site,
-in one atomic exchange of folders; a failed or interrupted build leaves the previous site as it was.
-"""
+"""Build the website: every chapter executed (or reused from :mod:`.cache`, side by side within memory:
+:mod:`.schedule`), the sources staged, Jupyter Book run in a partial folder, and ``OUT/html``
+replaced by the complete new site in one atomic exchange (a failure leaves the previous site)."""
 from __future__ import annotations
 
 import json
@@ -24,7 +18,7 @@ from .chapters import get_chapter
 from .errors import BuildFailed
 from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
-from .runner import check_run_output, package_versions, resolve_parameters, run_dir
+from .runner import check_run_output, package_versions, resolve_parameters
 from .runtime import DEFAULT_MAX_MINUTES, check_runtime
 from .schedule import execute_chapters
 
@@ -36,14 +30,13 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
                pdf: bool = False, pdf_api: bool = False) -> Path:
-    """Execute all chapters with ``profile`` and build the HTML site into ``out/html`` (returned).
+    """Execute all chapters with ``profile`` and build the site into ``out/html`` (returned).
 
-    ``jobs``: chapters executed at once (default: the cores). ``cache``: the chapter cache folder
-    (True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/``; False or None: execute all, store nothing).
-    ``max_minutes``: refuse a chapter estimated to run longer (0 or None: no limit). ``student``:
-    without the exercises' solutions. ``pdf``: also the whole book as one PDF (:mod:`.pdf`) in the
-    site (``pdf_api``: with the API reference). Raises ParameterError, TooLarge, TooSlow or
-    OutputError before any work; RunFailed or BuildFailed, with ``out/html`` unchanged, after.
+    ``jobs``: chapters at once (default: the cores); ``cache``: the chapter cache folder (True: the
+    default, False or None: none); ``max_minutes``: refuse longer estimates (0 or None: no limit);
+    ``student``: no solutions; ``pdf``: also the book as one PDF (``pdf_api``: with the API reference).
+    Raises ParameterError, TooLarge, TooSlow or OutputError before any work; RunFailed or
+    BuildFailed, with ``out/html`` unchanged, after.
     """
     items = []
     for stem in toc_notebooks():  # every chapter's parameters, memory and run time, before any work
@@ -85,7 +78,7 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
     (notebooks / "results").mkdir(parents=True)
     records = execute_chapters(items, profile, work / "runs", jobs=jobs, cache=store, log=log)
     for (spec, _), rec in zip(items, records):
-        ran = run_dir(work / "runs", spec.key)
+        ran = work / "runs" / spec.key
         add_run_note(ran / spec.notebook, rec)  # the staged page says how it was produced
         os.replace(ran / spec.notebook, notebooks / spec.notebook)
         os.replace(ran / f"{spec.stem}.run.json", stage / "_extra" / f"{spec.stem}.run.json")

@@ -1,9 +1,6 @@
-"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (:mod:`.sweep_cli`,
-:mod:`.verify_cli`). Every failure is one line on standard error, ``error: <what failed, where,
-what to do>``, with an exit status of its own (:data:`EXIT`); ``--debug`` adds the traceback.
-SIGINT and SIGTERM stop the run, remove its partial folder and leave the previous outputs as
-they were (exit 130 and 143).
-"""
+"""``python -m attnrank_lite {list, run, build, sweep, verify}``: every failure one line ``error: ...``
+on standard error with its exit status (:data:`EXIT`; ``--debug`` adds the traceback); SIGINT and
+SIGTERM stop the run, its partial folder removed and the previous outputs kept (exit 130, 143)."""
 from __future__ import annotations
 
 import argparse
@@ -67,8 +64,7 @@ BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel"
 
 
 def _book_machinery(command: str):
-    """:mod:`.runner` and :mod:`.build`, or :class:`MissingExtra` naming what to install when a
-    package of the ``book`` extra is missing (a plain install has the mathematics, ``verify`` and ``sweep``)."""
+    """:mod:`.runner` and :mod:`.build`, or :class:`MissingExtra` naming the missing ``book`` package."""
     try:
         from . import build, runner
     except ModuleNotFoundError as exc:

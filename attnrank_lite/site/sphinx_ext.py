@@ -1,12 +1,7 @@
-"""The Sphinx extension of the attnrank website (listed in ``_config.yml``). Every page loads
-MathJax (titles with math appear everywhere) and the stylesheet ``static/attnrank.css`` (phone
-width, print), has sphinx-thebe's doubled inline script once, a footer with the version and the
-changelog, and with ``attnrank_book_pdf`` set the book's PDF in its download menu. A ``{doc}``
-link shows its target's title with the math typeset; a docstring's ``:ref:`prop-...``` to a
-statement box becomes ``:prf:ref:``; ``singlehtml`` (the PDF) gets the HTML translators; search
-ranks chapters above API objects and shows titles without TeX (:func:`plain_tex`); the colour
-mode defaults to ``light`` (an empty default is a console error).
-"""
+"""The website's Sphinx extension (``_config.yml``): MathJax and ``static/attnrank.css`` on every page,
+sphinx-thebe's doubled script once, the version footer, the PDF in the download menu, math in
+``{doc}`` link titles, ``:ref:`` to statement boxes as ``:prf:ref:``, HTML translators for
+``singlehtml``, search ranking chapters first with plain-text titles, light colour mode by default."""
 from __future__ import annotations
 
 import html

@@ -1,12 +1,6 @@
-"""``python -m attnrank_lite sweep``: the spherical law at scale, stored in SQLite, resumable.
-
-``sweep --d 2 3 --n 20000 --beta 4 8 --eps 0.1 --store laws.sqlite [--workers N | --scheduler
-ADDR]`` commits each row with its certificate at once (a rerun skips what is stored, recomputing
-a row whose certificate is missing or disagrees; ``$ATTNRANK_SCHEDULER`` is the default scheduler,
-else this process). ``sweep --report FILE [--figure PNG]``: the law table judged against (d-1)/2 by
-the book's rule and its figure, after rechecking the rows it shows (exit 11 if one fails).
-``sweep --verify FILE [--independent]``: every row rechecked from its certificate (exit 11).
-"""
+"""``python -m attnrank_lite sweep``: the spherical law at scale in a resumable SQLite store
+(``--store``, each row with its certificate; ``--workers`` or ``--scheduler`` for Dask), its law table
+and figure (``--report``) and every row rechecked (``--verify``; exit 11 when one fails)."""
 from __future__ import annotations
 
 import os
@@ -37,8 +31,8 @@ class StoreFileError(Exception):
 
 @contextmanager
 def _store_errors(parameter: str, note: str = ""):
-    """A store error (or a missing file) of ``parameter`` as one line: :class:`StoreFileError`
-    when the file system refused, :class:`ParameterError` otherwise (not a store, unreadable)."""
+    """A store error of ``parameter`` as one line: :class:`StoreFileError` when the file system refused,
+    else :class:`ParameterError`."""
     from ..laws.law_store import StoreError
 
     try:
@@ -161,8 +155,8 @@ def cmd_sweep(args) -> int:
 
 
 def _report(store, figure) -> int:
-    """``sweep --report``: the rows it shows rechecked (:func:`refuse_unverified`), then the store's
-    summary, command and law table judged by the book's rule printed and its figure written."""
+    """``sweep --report``: the rows shown rechecked (:func:`refuse_unverified`), the law table printed,
+    the figure written."""
     from ..laws import report as law_report  # here, not at the top: every command line starts 1 s faster
 
     rechecked: list[str] = []
@@ -185,9 +179,8 @@ def _err(line: str) -> None:
 
 
 def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
-    """``sweep --verify STORE``: recheck every stored row from its certificate (``independent``:
-    the checker must agree too); one line per failing row (one without a certificate fails) to
-    ``err``, a summary to ``log``. Returns 0 when every row passed, else NOT_VERIFIED (11)."""
+    """``sweep --verify``: every row rechecked from its certificate (``independent``: the checker must
+    agree); a line per failing row to ``err``, a summary to ``log``; 0 or NOT_VERIFIED (11)."""
     from ..laws import law_store
     from ..laws.row_certificates import recheck_rows
 
@@ -211,8 +204,8 @@ def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
 
 
 def refuse_unverified(store, log=print, err=_err) -> int:
-    """Before ``sweep --report`` fits anything: recheck the rows it shows and refuse (one line per
-    failing row; returns 11) when one fails or the store keeps no certificates; else return 0."""
+    """Recheck the rows ``sweep --report`` shows: 11 (a line per failing row) when one fails or the
+    store keeps no certificates, else 0."""
     from ..laws import report
 
     try:
