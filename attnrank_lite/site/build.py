@@ -14,7 +14,6 @@ from pathlib import Path
 from . import appendix, outputs, site_assets
 from . import pdf as pdf_book
 from .cache import CACHE_ENV, DEFAULT_CACHE, ChapterCache
-from .chapters import get_chapter
 from .errors import BuildFailed
 from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
@@ -38,14 +37,10 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
     Raises ParameterError, TooLarge, TooSlow or OutputError before any work; RunFailed or
     BuildFailed, with ``out/html`` unchanged, after.
     """
-    items = []
-    for stem in toc_notebooks():  # every chapter's parameters, memory and run time, before any work
-        spec, values = resolve_parameters(get_chapter(stem).key, profile=profile)
+    items = [resolve_parameters(stem, profile=profile) for stem in toc_notebooks()]  # before any work
+    for spec, values in items:
         check_runtime(spec, values, max_minutes)
-        items.append((spec, values))
-    if cache is True:
-        cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
-    store = ChapterCache(cache) if cache else None
+    store = ChapterCache(os.environ.get(CACHE_ENV) or DEFAULT_CACHE if cache is True else cache) if cache else None
     try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF (PdfFailed)
         site_assets.ensure_mathjax()
         if pdf:
@@ -89,8 +84,8 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
     summary = {"profile": profile, "versions": package_versions(), "chapters": records,
                "execution_seconds": round(time.time() - t0, 1)}
     (stage / "book" / "_generated").mkdir(exist_ok=True)
-    for path in (stage / "_extra" / "run_records.json", stage / "book" / "_generated" / "run_records.json"):
-        path.write_text(json.dumps(summary, indent=2))
+    for path in (stage / "_extra", stage / "book" / "_generated"):
+        (path / "run_records.json").write_text(json.dumps(summary, indent=2))
     appendix.write_generated_pages(stage, summary, log=log)  # theorem index, reproducibility appendix
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(stage), "--path-output",
            str(work / "jb"), "--builder", "html", *(["--warningiserror", "--keep-going"] if warnings_as_errors else [])]

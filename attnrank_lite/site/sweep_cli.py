@@ -9,15 +9,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..engine.parallel import (
-    SCHEDULER_ENV,
-    WORKER_BASE_BYTES,
-    SchedulerUnreachable,
-    TaskTooLarge,
-    check_scheduler_address,
-    executor_from_env,
-    max_local_workers,
-)
+from ..engine import parallel
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 from .verify_cli import NOT_VERIFIED, independent_opinion
@@ -55,7 +47,7 @@ def add_parser(sub, common) -> None:
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
     p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
     p.add_argument("--scheduler", metavar="ADDR",
-                   help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
+                   help=f"tcp://HOST:PORT of a running dask scheduler (default: ${parallel.SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
     p.add_argument("--figure", metavar="FILE", help="figure path of --report (default: FILE_laws.png)")
     p.add_argument("--verify", metavar="FILE",
@@ -70,16 +62,16 @@ def _executor(args):
     if workers is not None:
         if args.scheduler:
             raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
-        if not 1 <= workers <= max_local_workers():
-            raise ParameterError(f"parameter '--workers' must be at least 1 and at most {max_local_workers()} on "
-                                 f"this machine (its cores, and {WORKER_BASE_BYTES // 2 ** 20} MiB of available "
+        if not 1 <= workers <= (most := parallel.max_local_workers()):
+            raise ParameterError(f"parameter '--workers' must be at least 1 and at most {most} on this machine "
+                                 f"(its cores, and {parallel.WORKER_BASE_BYTES // 2 ** 20} MiB of available "
                                  f"memory per worker); got {workers}")
-    scheduler = args.scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
+    scheduler = args.scheduler or (None if workers else os.environ.get(parallel.SCHEDULER_ENV) or None)
     if scheduler is not None:
         try:
-            check_scheduler_address(scheduler)
+            parallel.check_scheduler_address(scheduler)
         except ValueError as exc:
-            name = "parameter '--scheduler'" if args.scheduler else f"environment variable {SCHEDULER_ENV}"
+            name = "parameter '--scheduler'" if args.scheduler else f"environment variable {parallel.SCHEDULER_ENV}"
             raise ParameterError(f"{name}: {exc}") from None
     return workers, scheduler
 
@@ -128,9 +120,9 @@ def cmd_sweep(args) -> int:
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
     try:
-        ctx = executor_from_env(workers=workers, scheduler=scheduler)
+        ctx = parallel.executor_from_env(workers=workers, scheduler=scheduler)
         executor = ctx.__enter__()
-    except SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
+    except parallel.SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
         raise ParameterError(f"parameter '--scheduler': {exc}") from None
     except OSError as exc:
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
@@ -143,7 +135,7 @@ def cmd_sweep(args) -> int:
                 res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
                                       limit=None if avail is None else (avail, "this machine"),
                                       command=_command(args), executor_name=where)
-            except TaskTooLarge as exc:
+            except parallel.TaskTooLarge as exc:
                 raise TooLarge(str(exc)) from None
     finally:
         ctx.__exit__(None, None, None)
