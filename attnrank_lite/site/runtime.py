@@ -49,9 +49,12 @@ def load_model(path: Path = MODEL_PATH) -> dict:
 
 
 def terms(spec, values: dict, model: dict | None = None) -> list[tuple[float, Cost]]:
-    """Each costly step with its seconds: its work times its term's coefficient in ``model``."""
+    """Each costly step with its seconds: its work times its term's coefficient in ``model`` (none for a
+    chapter that declares no ``runtime``)."""
+    if spec.runtime is None:
+        return []
     coef = (model or load_model())["chapters"][spec.key]
-    return [(coef[c.term] * c.work, c) for c in (spec.runtime or (lambda v: ()))(values)]
+    return [(coef[c.term] * c.work, c) for c in spec.runtime(values)]
 
 
 def estimate_runtime(spec, values: dict, model: dict | None = None) -> RuntimeEstimate:
