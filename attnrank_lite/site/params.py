@@ -22,18 +22,13 @@ def validate_notebook_parameters(key: str, namespace: dict) -> types.SimpleNames
     :class:`~.memory.TooLarge` when they need more memory than is available."""
     spec = get_chapter(key)
     known = {p.name for p in spec.params}
-    stray = sorted(
-        n for n, v in namespace.items()
-        if not _IPYTHON_UNDERSCORE.match(n) and n not in known and n not in _IPYTHON_NAMES
-        and not isinstance(v, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType))
-    )
+    stray = sorted(n for n, v in namespace.items()
+                   if not _IPYTHON_UNDERSCORE.match(n) and n not in known and n not in _IPYTHON_NAMES
+                   and not isinstance(v, (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType)))
     if stray:
-        raise ParameterError(
-            f"unknown parameter(s) {', '.join(map(repr, stray))} for {spec.notebook}; allowed names: "
-            + ", ".join(sorted(known))
-        )
-    missing = sorted(known - set(namespace))
-    if missing:
+        raise ParameterError(f"unknown parameter(s) {', '.join(map(repr, stray))} for {spec.notebook}; "
+                             f"allowed names: {', '.join(sorted(known))}")
+    if missing := sorted(known - set(namespace)):
         raise ParameterError(f"parameter(s) {', '.join(map(repr, missing))} missing from the parameters cell")
     values = spec.validate({n: namespace[n] for n in known})
     check_memory(spec, values)

@@ -82,9 +82,7 @@ def resolve_parameters(chapter: str, overrides: dict | None = None, profile: str
     """``(spec, values)``: the profile's values updated by ``overrides``, validated (ParameterError) and
     within the available memory (TooLarge), before any work."""
     spec = get_chapter(chapter)
-    values = spec.profile(profile)
-    values.update(spec.validate(overrides or {}, partial=True))
-    values = spec.validate(values)
+    values = spec.validate({**spec.profile(profile), **spec.validate(overrides or {}, partial=True)})
     check_memory(spec, values, available_memory)
     return spec, values
 
