@@ -4,12 +4,13 @@ marker, proof and code) and the reproducibility appendix (from the run records).
 from __future__ import annotations
 
 import html
-import json
 import pkgutil
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import nbformat
 
 from .chapters import all_chapters, get_chapter
 from .pagenote import machine_text, rerun_command
@@ -86,8 +87,7 @@ def scan_markdown(text: str, page: str = "") -> list[StatementBox]:
 def _page_markdown(path: Path) -> str:
     if path.suffix != ".ipynb":
         return path.read_text()
-    cells = [c for c in json.loads(path.read_text()).get("cells", []) if c.get("cell_type") == "markdown"]
-    return "\n\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells)
+    return "\n\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
 
 
 def page_title(markdown: str) -> str | None:

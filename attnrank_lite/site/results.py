@@ -90,11 +90,7 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
     folder = Path(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.csv"
-
-    def write(tmp):
-        with open(tmp, "x", newline="") as fh:
-            df.to_csv(fh, index=False, float_format="%.10g")
-    _atomic(path, write)
+    _atomic(path, lambda tmp: df.to_csv(tmp, mode="x", index=False, float_format="%.10g"))
     cert = ""
     if certificates is not None:
         bundle, omitted = folder / f"{name}_certificates.zip", folder / f"{name}_certificates.omitted"
