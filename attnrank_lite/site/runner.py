@@ -240,11 +240,6 @@ def _with_log(err: RunFailed, log: Path) -> RunFailed:
     return err
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and its finished children (the kernel, reaped)."""
-    return sum(os.times()[:4])
-
-
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
                 outdir: str | os.PathLike = "runs", timeout: int | None = 1800,
                 progress_bar: bool = False, log_output: bool = False) -> dict:
@@ -267,7 +262,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
     try:
         out_nb, log = tmp / spec.notebook, tmp / KERNEL_LOG
         kernel_env = {"MPLBACKEND": INLINE_BACKEND, **({} if log_output else {"ATTNRANK_PROGRESS": "0"})}
-        started, cpu0 = time.time(), _cpu_seconds()
+        started, cpu0 = time.time(), sum(os.times()[:4])  # CPU of this process and its reaped children (the kernel)
         try:
             with mock.patch.dict(os.environ, kernel_env), _output_to_file(log):
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
@@ -293,7 +288,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             raise _with_log(KernelDied(f"{where}: the notebook kernel 'python3' could not start "
                                        f"({type(exc).__name__}: {exc}); check that ipykernel is installed "
                                        "(python -m ipykernel install --user)"), log) from exc
-        seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
+        seconds, cpu = time.time() - started, sum(os.times()[:4]) - cpu0
         log.unlink(missing_ok=True)
         _tidy(out_nb, spec.notebook)
         results = tmp / "results"

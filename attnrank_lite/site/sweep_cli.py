@@ -87,7 +87,7 @@ def _command(args) -> str:
 
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
-    from ..laws import scale
+    from ..laws import law_store, scale
 
     if args.verify:
         if args.store or args.d or args.report:
@@ -104,17 +104,14 @@ def cmd_sweep(args) -> int:
         return _report(args.report, args.figure)
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
-    for name in ("d", "n", "beta", "eps"):
-        if getattr(args, name) is None:
-            raise ParameterError(f"parameter '--{name}' is required")
+    if missing := next((k for k in ("d", "n", "beta", "eps") if getattr(args, k) is None), None):
+        raise ParameterError(f"parameter '--{missing}' is required")
     ds, n, betas, eps, seed = args.d, args.n, args.beta, args.eps, args.seed
     try:
         scale.check_sweep_parameters(ds, n, betas, eps, args.points, seed)
     except ValueError as exc:  # name the parameter as it is typed
         raise ParameterError(str(exc).replace("parameter '", "parameter '--", 1)) from None
     workers, scheduler = _executor(args)
-    from ..laws import law_store
-
     with _store_errors("--store"):  # before any worker starts: a store that cannot be written fails at once
         law_store.open_store(args.store).close()
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
