@@ -29,14 +29,11 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
                pdf: bool = False, pdf_api: bool = False) -> Path:
-    """Execute all chapters with ``profile`` and build the site into ``out/html`` (returned).
-
-    ``jobs``: chapters at once (default: the cores); ``cache``: the chapter cache folder (True: the
-    default, False or None: none); ``max_minutes``: refuse longer estimates (0 or None: no limit);
-    ``student``: no solutions; ``pdf``: also the book as one PDF (``pdf_api``: with the API reference).
-    Raises ParameterError, TooLarge, TooSlow or OutputError before any work; RunFailed or
-    BuildFailed, with ``out/html`` unchanged, after.
-    """
+    """Execute all chapters with ``profile`` and build the site into ``out/html`` (returned). ``jobs``:
+    chapters at once; ``cache``: the cache folder (True: default, False: none); ``max_minutes``: 0 or
+    None, no limit; ``student``: no solutions; ``pdf``: also the book as one PDF (``pdf_api``: with the
+    API reference). ParameterError, TooLarge, TooSlow, OutputError before any work; RunFailed or
+    BuildFailed, ``out/html`` unchanged, after."""
     items = [resolve_parameters(stem, profile=profile) for stem in toc_notebooks()]  # before any work
     for spec, values in items:
         check_runtime(spec, values, max_minutes)

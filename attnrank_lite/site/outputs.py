@@ -68,10 +68,9 @@ def check_slot(out: Path, name: str, flag: str = "-o") -> Path:
 
 
 def partial_dir(out: Path, label: str) -> Path:
-    """Take the output folder's lock (waiting while another writer holds it), remove the ``.partial-*``
-    folders a killed writer left, and return a new hidden folder ``out/.partial-<label>-<random>``,
-    removed by :func:`release_partial`, at the latest when this process exits. Interrupted before it
-    returns, it releases the lock and removes the lock file it created: nothing of the call stays."""
+    """Take the folder's lock (waiting for another writer), remove ``.partial-*`` folders a killed writer left;
+    a new ``out/.partial-<label>-<random>`` removed by :func:`release_partial`, at the latest at exit.
+    Interrupted before it returns, nothing of the call stays (lock released, a lock file it made removed)."""
     path = Path(out) / LOCK
     fresh, lock, tmp, held = not path.exists(), FileLock(path, is_singleton=True), None, False
     try:

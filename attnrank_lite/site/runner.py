@@ -1,9 +1,5 @@
-"""Execute one chapter notebook with papermill: validated parameters, atomic outputs, a run record.
-
-``run chNN -o OUT`` leaves ``OUT/chNN/`` (the executed notebook, its run record ``NN_slug.run.json``,
-its tables ``results/chNN/*.csv``), written in a partial folder (:func:`.outputs.partial_dir`) and
-swapped into place in one atomic rename once the notebook succeeded: a reader finds the previous run
-or the new one, and an interrupt leaves the previous run as it was and no partial folder."""
+"""Execute one chapter notebook with papermill into ``OUT/chNN/`` (notebook, run record, tables):
+written in a partial folder and swapped into place in one atomic rename once the notebook succeeded."""
 from __future__ import annotations
 
 import ast

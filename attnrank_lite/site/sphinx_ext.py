@@ -1,7 +1,5 @@
-"""The website's Sphinx extension (``_config.yml``): MathJax and ``static/attnrank.css`` on every page,
-sphinx-thebe's doubled script once, the version footer, the PDF in the download menu, math in
-``{doc}`` link titles, ``:ref:`` to statement boxes as ``:prf:ref:``, HTML translators for
-``singlehtml``, search ranking chapters first with plain-text titles, light colour mode by default."""
+"""The website's Sphinx extension (``_config.yml``): assets, footer, PDF menu entry, math in ``{doc}``
+titles, ``:ref:`` to boxes as ``:prf:ref:``, ``singlehtml`` translators, plain search titles and ranking."""
 from __future__ import annotations
 
 import html
