@@ -1,12 +1,6 @@
-"""Build the website: execute every chapter with papermill, stage the sources, run Jupyter Book.
-
-A chapter is executed unless the build's cache (:mod:`.cache`) holds a run of the same notebook,
-parameters, profile, package sources and installed versions, so a page never shows outputs of an
-older package; chapters run side by side within their memory estimates (:mod:`.schedule`). Nothing
-a user has is lost: the output folder and every chapter's estimates are checked before any work,
-the build happens in a partial folder, and ``OUT/html`` is replaced only by the complete new site,
-in one atomic exchange of folders; a failed or interrupted build leaves the previous site as it was.
-"""
+"""Build the website: every chapter executed (or reused from :mod:`.cache`, side by side within memory:
+:mod:`.schedule`), the sources staged, Jupyter Book run in a partial folder, and ``OUT/html``
+replaced by the complete new site in one atomic exchange (a failure leaves the previous site)."""
 from __future__ import annotations
 
 import json
@@ -20,11 +14,10 @@ from pathlib import Path
 from . import appendix, outputs, site_assets
 from . import pdf as pdf_book
 from .cache import CACHE_ENV, DEFAULT_CACHE, ChapterCache
-from .chapters import get_chapter
 from .errors import BuildFailed
 from .pagenote import add_run_note
 from .paths import REPO, toc_notebooks
-from .runner import check_run_output, package_versions, resolve_parameters, run_dir
+from .runner import check_run_output, package_versions, resolve_parameters
 from .runtime import DEFAULT_MAX_MINUTES, check_runtime
 from .schedule import execute_chapters
 
@@ -36,23 +29,15 @@ def build_book(profile: str = "book", out: str | os.PathLike = REPO / "_build",
                cache: str | os.PathLike | bool | None = True,
                max_minutes: float | None = DEFAULT_MAX_MINUTES, student: bool = False,
                pdf: bool = False, pdf_api: bool = False) -> Path:
-    """Execute all chapters with ``profile`` and build the HTML site into ``out/html`` (returned).
-
-    ``jobs``: chapters executed at once (default: the cores). ``cache``: the chapter cache folder
-    (True: ``$ATTNRANK_CACHE`` or ``.attnrank-cache/``; False or None: execute all, store nothing).
-    ``max_minutes``: refuse a chapter estimated to run longer (0 or None: no limit). ``student``:
-    without the exercises' solutions. ``pdf``: also the whole book as one PDF (:mod:`.pdf`) in the
-    site (``pdf_api``: with the API reference). Raises ParameterError, TooLarge, TooSlow or
-    OutputError before any work; RunFailed or BuildFailed, with ``out/html`` unchanged, after.
-    """
-    items = []
-    for stem in toc_notebooks():  # every chapter's parameters, memory and run time, before any work
-        spec, values = resolve_parameters(get_chapter(stem).key, profile=profile)
+    """Execute all chapters with ``profile`` and build the site into ``out/html`` (returned). ``jobs``:
+    chapters at once; ``cache``: the cache folder (True: default, False: none); ``max_minutes``: 0 or
+    None, no limit; ``student``: no solutions; ``pdf``: also the book as one PDF (``pdf_api``: with the
+    API reference). ParameterError, TooLarge, TooSlow, OutputError before any work; RunFailed or
+    BuildFailed, ``out/html`` unchanged, after."""
+    items = [resolve_parameters(stem, profile=profile) for stem in toc_notebooks()]  # before any work
+    for spec, values in items:
         check_runtime(spec, values, max_minutes)
-        items.append((spec, values))
-    if cache is True:
-        cache = os.environ.get(CACHE_ENV) or DEFAULT_CACHE
-    store = ChapterCache(cache) if cache else None
+    store = ChapterCache(os.environ.get(CACHE_ENV) or DEFAULT_CACHE if cache is True else cache) if cache else None
     try:  # the tools the build needs, before any work: MathJax, and Chromium for the PDF (PdfFailed)
         site_assets.ensure_mathjax()
         if pdf:
@@ -85,7 +70,7 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
     (notebooks / "results").mkdir(parents=True)
     records = execute_chapters(items, profile, work / "runs", jobs=jobs, cache=store, log=log)
     for (spec, _), rec in zip(items, records):
-        ran = run_dir(work / "runs", spec.key)
+        ran = work / "runs" / spec.key
         add_run_note(ran / spec.notebook, rec)  # the staged page says how it was produced
         os.replace(ran / spec.notebook, notebooks / spec.notebook)
         os.replace(ran / f"{spec.stem}.run.json", stage / "_extra" / f"{spec.stem}.run.json")
@@ -96,8 +81,8 @@ def _build(profile, out: Path, work: Path, items, warnings_as_errors, log, jobs,
     summary = {"profile": profile, "versions": package_versions(), "chapters": records,
                "execution_seconds": round(time.time() - t0, 1)}
     (stage / "book" / "_generated").mkdir(exist_ok=True)
-    for path in (stage / "_extra" / "run_records.json", stage / "book" / "_generated" / "run_records.json"):
-        path.write_text(json.dumps(summary, indent=2))
+    for path in (stage / "_extra", stage / "book" / "_generated"):
+        (path / "run_records.json").write_text(json.dumps(summary, indent=2))
     appendix.write_generated_pages(stage, summary, log=log)  # theorem index, reproducibility appendix
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(stage), "--path-output",
            str(work / "jb"), "--builder", "html", *(["--warningiserror", "--keep-going"] if warnings_as_errors else [])]

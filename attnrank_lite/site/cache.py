@@ -1,6 +1,5 @@
-"""The build's cache of executed chapters: a run folder reused while nothing it depends on changed. Not
-``jupyter-cache`` (with myst-nb): it keys a notebook on its code and kernel, blind to the package and
-its dependencies, and keeps the notebook only, not the run record and tables."""
+"""The build's cache of executed run folders, keyed on the notebook, parameters, package files and
+installed versions (``jupyter-cache`` is blind to the package and keeps no run record or tables)."""
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +34,7 @@ def _digest(root: Path, files) -> str:
 
 
 def package_files(root: str | os.PathLike | None = None) -> list[Path]:
-    """The files of the package ``root`` (default ``attnrank_lite``) an install ships, sorted: in a checkout
-    its modules and ``[tool.setuptools.package-data]`` (not a stray note); else all but bytecode."""
+    """The files an install of the package ``root`` ships, sorted (in a checkout: modules and package-data)."""
     root = Path(root if root is not None else PACKAGE_DIR)
     files = _files(root)
     if not (root.parent / "pyproject.toml").is_file():
@@ -53,8 +51,7 @@ def package_digest(root: str | os.PathLike | None = None) -> str:
 
 
 def input_digest(path: str | os.PathLike) -> str:
-    """SHA-256 of what a chapter reads at ``path``: a file, a folder's files (bytecode left out), or
-    ``"missing"`` (a file put there later gives a new key)."""
+    """SHA-256 of a file, of a folder's files (no bytecode), or ``"missing"``."""
     path = Path(path)
     return (_digest(path.parent, [path]) if path.is_file() else _digest(path, _files(path)) if path.is_dir()
             else "missing")
@@ -68,9 +65,8 @@ def environment() -> dict:
 
 def chapter_key(notebook: str | os.PathLike, chapter: str, profile: str, values: dict,
                 package: str | None = None, env: dict | None = None, inputs=()) -> str:
-    """SHA-256 of what a chapter's page depends on: the ``notebook``, ``chapter``, ``profile``, parameter
-    ``values``, ``package`` (:func:`package_digest`), ``env`` (:func:`environment`) and ``inputs``, the
-    files it reads outside the package (its spec's ``inputs(values)``)."""
+    """SHA-256 of what a chapter's page depends on: ``notebook``, ``chapter``, ``profile``, ``values``,
+    ``package`` (:func:`package_digest`), ``env`` (:func:`environment`) and the files ``inputs``."""
     return hashlib.sha256(json.dumps({
         "chapter": chapter, "profile": profile, "parameters": values, "notebook": input_digest(notebook),
         "package": package_digest() if package is None else package, "env": environment() if env is None else env,
@@ -78,8 +74,7 @@ def chapter_key(notebook: str | os.PathLike, chapter: str, profile: str, values:
 
 
 class ChapterCache:
-    """Entries ``<root>/<key>/``, each a whole run folder: copied into a hidden folder and renamed into
-    place, so an entry is whole or absent. Not authenticated: use a cache folder you wrote."""
+    """Entries ``<root>/<key>/``, whole run folders renamed into place (whole or absent); not authenticated."""
 
     def __init__(self, root: str | os.PathLike = DEFAULT_CACHE):
         self.root = Path(root).resolve()
@@ -89,8 +84,7 @@ class ChapterCache:
         return (self.root / key).is_dir() and bool(shutil.copytree(self.root / key, dst))
 
     def store(self, key: str, run: str | os.PathLike) -> None:
-        """Copy the run folder ``run`` in as the entry ``key`` (OSError, keeping the entry, when a build
-        beside this one stored it first)."""
+        """Copy the run folder ``run`` in as the entry ``key`` (OSError when another build stored it first)."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
         try:

@@ -1,9 +1,6 @@
-"""Command line: ``python -m attnrank_lite {list, run, build, sweep, verify}`` (:mod:`.sweep_cli`,
-:mod:`.verify_cli`). Every failure is one line on standard error, ``error: <what failed, where,
-what to do>``, with an exit status of its own (:data:`EXIT`); ``--debug`` adds the traceback.
-SIGINT and SIGTERM stop the run, remove its partial folder and leave the previous outputs as
-they were (exit 130 and 143).
-"""
+"""``python -m attnrank_lite {list, run, build, sweep, verify}``: every failure one line ``error: ...``
+on standard error with its exit status (:data:`EXIT`; ``--debug`` adds the traceback); SIGINT and
+SIGTERM stop the run, its partial folder removed and the previous outputs kept (exit 130, 143)."""
 from __future__ import annotations
 
 import argparse
@@ -23,13 +20,11 @@ from .spec import PROFILES, ParameterError, parse_value
 __all__ = ["main", "EXIT", "Terminated"]
 
 #: exit status of each kind of failure
-EXIT = {
-    "ok": 0, "cell failed": 1, "bad parameter": 2, "output folder refused": 3, "too large for this machine": 4,
-    "cell timeout": 5, "kernel died": 6, "site build failed": 7, "file system error": 8, "internal error": 9,
-    "estimated run time too long": 10, "certificate not verified": verify_cli.NOT_VERIFIED,
-    "certificate file refused": verify_cli.REFUSED, "missing extra": 13,
-    "interrupted (SIGINT)": 130, "terminated (SIGTERM)": 143,
-}
+EXIT = {"ok": 0, "cell failed": 1, "bad parameter": 2, "output folder refused": 3, "too large for this machine": 4,
+        "cell timeout": 5, "kernel died": 6, "site build failed": 7, "file system error": 8, "internal error": 9,
+        "estimated run time too long": 10, "certificate not verified": verify_cli.NOT_VERIFIED,
+        "certificate file refused": verify_cli.REFUSED, "missing extra": 13, "interrupted (SIGINT)": 130,
+        "terminated (SIGTERM)": 143}
 
 
 class Terminated(KeyboardInterrupt):
@@ -67,8 +62,7 @@ BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel"
 
 
 def _book_machinery(command: str):
-    """:mod:`.runner` and :mod:`.build`, or :class:`MissingExtra` naming what to install when a
-    package of the ``book`` extra is missing (a plain install has the mathematics, ``verify`` and ``sweep``)."""
+    """:mod:`.runner` and :mod:`.build`, or :class:`MissingExtra` naming the missing ``book`` package."""
     try:
         from . import build, runner
     except ModuleNotFoundError as exc:
@@ -81,7 +75,7 @@ def _book_machinery(command: str):
 
 
 def _cmd_run(args) -> int:
-    runner, _ = _book_machinery("run")
+    runner = _book_machinery("run")[0]
     overrides = {}
     for name, value in args.param or []:
         if name in overrides:
@@ -91,9 +85,8 @@ def _cmd_run(args) -> int:
     print(f"{spec.key}: estimated run time {format_minutes(check_runtime(spec, values, args.max_minutes))}",
           flush=True)
     args.where = f"while running {spec.key}; the previous outputs in {args.output} are unchanged"
-    interactive = sys.stderr is not None and sys.stderr.isatty()  # papermill's cell bar
     rec = runner.run_chapter(spec.key, overrides, args.profile, args.output, timeout=args.timeout,
-                             progress_bar=interactive)
+                             progress_bar=sys.stderr is not None and sys.stderr.isatty())  # papermill's cell bar
     folder = os.path.join(args.output, spec.key)
     print(f"{spec.notebook}: executed in {rec['seconds']:.1f} s -> {os.path.join(folder, spec.notebook)}")
     for r in rec["results"]:
@@ -102,12 +95,11 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    build = _book_machinery("build")[1]
     args.where = f"while building the site; the previous site in {args.output}/html is unchanged"
-    build.build_book(profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings,
-                     jobs=args.jobs, cache=False if args.no_cache else (args.cache or True),
-                     max_minutes=args.max_minutes, student=args.student, pdf=args.pdf or args.pdf_api,
-                     pdf_api=args.pdf_api)
+    _book_machinery("build")[1].build_book(
+        profile=args.profile, out=args.output, warnings_as_errors=not args.allow_warnings, jobs=args.jobs,
+        cache=False if args.no_cache else (args.cache or True), max_minutes=args.max_minutes, student=args.student,
+        pdf=args.pdf or args.pdf_api, pdf_api=args.pdf_api)
     return 0
 
 
@@ -171,8 +163,7 @@ def _parser() -> argparse.ArgumentParser:
 def _fail(args, kind: str, message: str) -> int:
     if getattr(args, "debug", False):
         traceback.print_exc()
-        log = getattr(sys.exc_info()[1], "kernel_log", "")
-        if log:
+        if log := getattr(sys.exc_info()[1], "kernel_log", ""):
             print("--- the notebook kernel's standard error (last lines) ---\n" + log, file=sys.stderr)
     print(f"error: {message}", file=sys.stderr)
     return EXIT[kind]

@@ -1,5 +1,4 @@
-"""The command line's failure kinds, in a module that imports nothing heavy (``verify`` and
-``sweep`` run without the ``book`` extra; the command line catches these whatever ran)."""
+"""The command line's failure kinds (nothing heavy imported: ``verify`` and ``sweep`` need no extra)."""
 from __future__ import annotations
 
 __all__ = ["OutputError", "RunFailed", "CellTimeout", "KernelDied", "BuildFailed", "MissingExtra"]

@@ -1,6 +1,4 @@
-"""``glue`` for the chapter notebooks: myst-nb's own in the book build (a value stored under a name
-for the page's ``{glue}`` roles); without myst-nb (Colab, Binder, no ``book`` extra) the value is
-shown instead, so every chapter still runs and shows its numbers by name."""
+"""The notebooks' ``glue``: myst-nb's in the book build; without myst-nb (Colab, Binder) the value is shown."""
 from __future__ import annotations
 
 import re
@@ -16,9 +14,8 @@ except ImportError:  # no myst-nb: show the value (see the module docstring)
 
 
 def glue(name: str, variable: Any, display: bool = True) -> None:
-    """Glue ``variable`` under ``name`` (myst-nb), or show it when myst-nb is absent: a number or
-    a text as one line ``name: value`` whatever ``display``, anything else (a figure, a table)
-    displayed as itself when ``display`` is true."""
+    """Glue ``variable`` under ``name`` (myst-nb); without it a number or text as ``name: value``, anything
+    else displayed when ``display``."""
     if _myst_glue is not None:
         _myst_glue(name, variable, display=display)
     elif isinstance(variable, (str, Number)):
@@ -30,9 +27,7 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
 
 
 def glue_code(name: str, text: str) -> None:
-    """Glue ``text`` as inline code for ``{glue:md}`name``` (a command shown as typed: as plain
-    text Sphinx would turn ``--`` into a dash and quotes into curly ones); without myst-nb
-    ``name: text``."""
+    """Glue ``text`` as inline code for ``{glue:md}`name``` (a command as typed); without myst-nb ``name: text``."""
     if _myst_glue is None:
         print(f"{name}: {text}")
         return
@@ -42,9 +37,8 @@ def glue_code(name: str, text: str) -> None:
 
 
 def inline_code(text: str) -> str:
-    """Markdown for ``text`` as one inline code span, safe for untrusted text: whitespace runs
-    become one space (a blank line would end the span) and the fence is one backtick longer than
-    the longest backtick run in the text, so nothing in it can close the span (inside, nothing is HTML)."""
+    """``text`` as one Markdown code span nothing in it can close: whitespace runs folded, the fence one
+    backtick longer than the text's longest run."""
     flat = " ".join(str(text).split())
     fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
     return f"{fence} {flat} {fence}"

@@ -49,9 +49,8 @@ def ball_grid_points(d: int, beta: float, spacing_factor: float, radius: float =
 
 
 def available_memory() -> float:
-    """Bytes this process can allocate without swapping (psutil), capped by a cgroup v2 limit; or
-    :data:`LIMIT_ENV` (``8G``, ``1.5GiB``, bytes), a :class:`ParameterError` naming it when it is not
-    a size up to RAM and swap together (``nan`` or ``inf`` would switch the check off)."""
+    """Bytes allocatable without swapping, capped by a cgroup v2 limit; or :data:`LIMIT_ENV` (``8G``,
+    ``1.5GiB``, bytes; :class:`ParameterError` unless a size up to RAM and swap)."""
     if not (text := os.environ.get(LIMIT_ENV, "")):
         avail = float(psutil.virtual_memory().available)
         try:  # memory.max is "max" where the cgroup has no limit
@@ -74,8 +73,7 @@ def largest_need(spec, values: dict) -> MemoryNeed | None:
 
 
 def check_memory(spec, values: dict, available: float | None = None) -> MemoryNeed | None:
-    """The largest estimate, or :class:`TooLarge` naming its parameter, the estimate and the limit
-    (``available``, default :func:`available_memory`) when it does not fit."""
+    """The largest estimate, or :class:`TooLarge` naming its parameter when it exceeds ``available``."""
     need, limit = largest_need(spec, values), available_memory() if available is None else available
     if need is not None and need.bytes > limit:
         raise TooLarge(f"{spec.key}: parameter {need.param!r} needs about {format_bytes(need.bytes)} of memory "

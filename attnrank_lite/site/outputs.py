@@ -1,8 +1,5 @@
-"""Output folders that never lose what a user has: checked before work, filled atomically.
-
-A writer holds the folder's lock (:data:`LOCK`) from :func:`partial_dir` to :func:`release_partial`:
-writers take turns, and a ``.partial-*`` folder the next one finds was left by a killed process.
-"""
+"""Output folders that never lose what a user has: checked before work, filled atomically; a writer
+holds the folder's lock (:data:`LOCK`) from :func:`partial_dir` to :func:`release_partial`."""
 from __future__ import annotations
 
 import atexit
@@ -31,9 +28,8 @@ _HELD: dict[Path, FileLock] = {}
 
 
 def prepare_output(out: str | os.PathLike, flag: str = "-o") -> Path:
-    """Check an output folder before any work, create and mark it; its absolute path. One-line
-    :class:`OutputError` when the name is empty, or it is or holds the repository, lies inside the
-    sources, is or sits under a file, is not writable, or is not empty and lacks :data:`MARKER`."""
+    """The output folder, checked before any work, created and marked; :class:`OutputError` when it is
+    empty, is or holds the repository, lies in the sources, is not writable or is foreign (no :data:`MARKER`)."""
     if not os.fspath(out).strip():
         raise OutputError(f"the output folder name is empty; name a folder with {flag} (e.g. {flag} runs)")
     out = probe = Path(os.path.abspath(os.path.expanduser(os.fspath(out))))
@@ -62,8 +58,7 @@ def prepare_output(out: str | os.PathLike, flag: str = "-o") -> Path:
 
 
 def check_slot(out: Path, name: str, flag: str = "-o") -> Path:
-    """``out/name``, where a finished folder will go; :class:`OutputError` when it is a symbolic link
-    (an exchange or deletion would act on its target) or a file."""
+    """``out/name``; :class:`OutputError` when it is a symbolic link or a file."""
     path = Path(out) / name
     if path.is_symlink() or path.exists() and not path.is_dir():
         raise OutputError(f"{path} is " + ("a symbolic link; outputs are not written through links"
@@ -73,17 +68,29 @@ def check_slot(out: Path, name: str, flag: str = "-o") -> Path:
 
 
 def partial_dir(out: Path, label: str) -> Path:
-    """Take the output folder's lock (waiting while another writer holds it), remove the ``.partial-*``
-    folders a killed writer left, and return a new hidden folder ``out/.partial-<label>-<random>``,
-    removed by :func:`release_partial`, at the latest when this process exits."""
-    lock = FileLock(Path(out) / LOCK, is_singleton=True)
-    lock.acquire()
-    for old in Path(out).glob(".partial-*") if lock.lock_counter == 1 else ():  # none is live: remove them
-        shutil.rmtree(old, ignore_errors=True)  # (a link or a file is left alone)
-    _HELD[tmp := Path(out) / f".partial-{label}-{uuid.uuid4().hex[:12]}"] = lock
-    atexit.register(release_partial, tmp)  # before it exists: also an interrupt before the caller's cleanup
-    tmp.mkdir()
-    return tmp
+    """Take the folder's lock (waiting for another writer), remove ``.partial-*`` folders a killed writer left;
+    a new ``out/.partial-<label>-<random>`` removed by :func:`release_partial`, at the latest at exit.
+    Interrupted before it returns, nothing of the call stays (lock released, a lock file it made removed)."""
+    path = Path(out) / LOCK
+    fresh, lock, tmp, held = not path.exists(), FileLock(path, is_singleton=True), None, False
+    try:
+        lock.acquire()
+        held = True
+        for old in Path(out).glob(".partial-*") if lock.lock_counter == 1 else ():  # none is live: remove them
+            shutil.rmtree(old, ignore_errors=True)  # (a link or a file is left alone)
+        _HELD[tmp := Path(out) / f".partial-{label}-{uuid.uuid4().hex[:12]}"] = lock
+        atexit.register(release_partial, tmp)  # before it exists: also an interrupt before the caller's cleanup
+        tmp.mkdir()
+        return tmp
+    except BaseException:  # an interrupt (SIGINT, SIGTERM) included
+        if tmp is not None:
+            _HELD.pop(tmp, None)
+            shutil.rmtree(tmp, ignore_errors=True)
+        if held:
+            lock.release()
+        if fresh and not lock.is_locked:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def release_partial(tmp: Path) -> None:
@@ -99,9 +106,8 @@ def release_partial(tmp: Path) -> None:
 
 
 def replace_folder(new: Path, dst: Path) -> None:
-    """Put the folder ``new`` at ``dst`` (same filesystem) in one atomic exchange, Linux's ``renameat2``
-    (``os.replace`` cannot replace a non-empty folder), leaving the previous ``dst`` at ``new``;
-    elsewhere three renames. :class:`OutputError` when ``dst`` has become a link or a file."""
+    """Put the folder ``new`` at ``dst`` in one atomic exchange (Linux ``renameat2``; elsewhere three
+    renames), the previous ``dst`` left at ``new``."""
     new, dst = Path(new), check_slot(Path(dst).parent, Path(dst).name)
     if not dst.exists():
         return os.rename(new, dst)

@@ -1,6 +1,5 @@
-"""The note the build appends to each staged chapter page (never the committed notebook), from its
-run record: profile, run time, machine, certificates, the command that reruns the chapter with
-the ``quick`` profile, and whether the run was reused from the build's cache."""
+"""The note the build appends to each staged chapter page from its run record: profile, run time,
+machine, certificates, cache reuse and the quick rerun command."""
 from __future__ import annotations
 
 import os
@@ -15,7 +14,7 @@ NOTE_TAG = "attnrank-run-note"
 
 
 def machine_text(rec: dict) -> str:
-    """``x86_64, 2 CPUs (AMD EPYC 7B13)`` from a run record (older records lack the model)."""
+    """``x86_64, 2 CPUs (AMD EPYC 7B13)`` from a run record."""
     machine = rec.get("machine", "an unknown machine")
     return f"{machine} ({rec['cpu']})" if rec.get("cpu") else machine
 

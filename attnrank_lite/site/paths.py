@@ -1,5 +1,4 @@
-"""Where the book's sources live, the one reader of the table of contents, and the lock file
-(``requirements.txt``: exact versions and hashes, ``make lock``) named by run records and cache keys."""
+"""Where the book's sources live, the table of contents' reader, and the lock file (``requirements.txt``)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,9 +1,6 @@
-"""The whole book as one PDF (``build --pdf``): the staged book built again as one HTML page
-(``singlehtml``: the site's notebooks, figures, local MathJax) and printed by headless Chromium
-once its scripts ran (the mathematics typeset; nothing fetched), published as :data:`PDF_NAME`.
-For handouts: page numbers, an outline from the headings, each chapter on a new page, folded and
-parameter cells left out, the API reference too unless ``api=True`` (``build --pdf-api``).
-"""
+"""The whole book as one PDF (``build --pdf``): the staged book built as one page (``singlehtml``) and
+printed by headless Chromium once MathJax ran; folded and parameter cells left out, and the API
+reference unless ``api=True`` (``--pdf-api``)."""
 from __future__ import annotations
 
 import re
@@ -53,8 +50,7 @@ def _fold_to_removed(path: Path) -> None:
 
 
 def toc_without(toc, doc: str):
-    """A copy of the table of contents ``toc`` (a ``_toc.yml`` read) without the entry ``doc`` and
-    its sections, at any depth; a part or chapter list left empty is dropped with its entry."""
+    """A ``_toc.yml`` read ``toc`` without the entry ``doc`` and its sections; emptied lists dropped."""
     if isinstance(toc, dict):
         return {k: v for k, v in ((k, toc_without(v, doc)) for k, v in toc.items()) if v != []}
     if isinstance(toc, list):
@@ -64,9 +60,8 @@ def toc_without(toc, doc: str):
 
 
 def _single_page(index: Path) -> Path:
-    """The page to print. With a root page in a subfolder (``book/intro``) Jupyter Book writes a
-    redirect as ``index.html`` and the page (links relative to the site root) at ``book/intro.html``:
-    a copy at the root (``print.html``) finds its styles, scripts and images."""
+    """The page to print: for a redirecting ``index.html`` (root page in a subfolder) its target copied
+    to the root as ``print.html``, where its relative links find styles, scripts and images."""
     target = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', index.read_text(), re.I)
     if target is None:
         return index

@@ -1,15 +1,8 @@
-"""Results tables: every figure's numbers saved as CSV next to the executed notebook.
-
-A bracket table also gets its certificates beside it (``SPEC.md`` section 6): its sweep writes
-one certificate file per instance into :func:`certificate_folder`, and ``save_table(...,
-certificates=folder)`` bundles them into ``name_certificates.zip`` next to ``name.csv`` (stored,
-not recompressed: each ``.npz`` is compressed already), links it under the table and removes the
-folder. A bundle over :data:`BUNDLE_BUDGET_BYTES` is not published: the page says so and a
-one-line ``name_certificates.omitted`` file records why. The whole site publishes at most
-:data:`SITE_BUDGET_BYTES` of bundles (``tests/site/test_site_certificates.py`` checks both).
-"""
+"""Results tables saved as CSV beside the executed notebook, and a bracket table's certificates
+bundled beside it within a size budget (``SPEC.md`` section 6; ``tests/site/test_site_certificates.py``)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
@@ -30,8 +23,7 @@ CERTIFICATE_DIR = ".certificates"
 
 
 def _atomic(path: Path, write) -> None:
-    """``write(tmp)`` a new file beside ``path`` (a plain exclusive open: the usual permissions,
-    0644 under umask 022), then rename it into place; a reader never sees half a file."""
+    """``write(tmp)`` a new file beside ``path`` (umask permissions), then rename it into place."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         write(tmp)
@@ -41,10 +33,8 @@ def _atomic(path: Path, write) -> None:
 
 
 def certificate_folder(name: str, results_dir: str) -> str:
-    """The folder (emptied first) where the sweep of table ``name`` writes its certificate files,
-    holding the budget (:data:`attnrank_lite.engine.certificate_io.BUDGET_FILE`): past
-    :data:`BUNDLE_BUDGET_BYTES` the sweep writes no more (they would not be published) and counts
-    the ones left out."""
+    """The emptied folder where table ``name``'s sweep writes its certificate files, with the budget
+    file (:data:`~attnrank_lite.engine.certificate_io.BUDGET_FILE`) past which the sweep counts, not writes, them."""
     from ..engine.certificate_io import BUDGET_FILE
 
     folder = Path(results_dir) / CERTIFICATE_DIR / name
@@ -55,12 +45,8 @@ def certificate_folder(name: str, results_dir: str) -> str:
 
 
 def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tuple[int, int, int, bool]:
-    """Zip every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``
-    and the sweep left none out; remove the folder either way.
-
-    Returns ``(files, bytes, left_out, written)``; members keep their paths relative to
-    ``folder``, sorted.
-    """
+    """Zip (stored) every ``*.npz`` under ``folder`` into ``bundle`` when their total is within ``budget``
+    and the sweep left none out; remove the folder. Returns ``(files, bytes, left_out, written)``."""
     from ..engine.certificate_io import SKIPPED_FILE
 
     folder, bundle = Path(folder), Path(bundle)
@@ -78,45 +64,33 @@ def bundle_certificates(folder, bundle, budget: int = BUNDLE_BUDGET_BYTES) -> tu
         total = bundle.stat().st_size
     shutil.rmtree(folder, ignore_errors=True)
     if folder.parent.name == CERTIFICATE_DIR:
-        try:
+        with contextlib.suppress(OSError):
             folder.parent.rmdir()  # the last table's bundle leaves no hidden folder to publish
-        except OSError:
-            pass
     return len(files), total, left_out, written
 
 
 def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
                certificates=None) -> Path:
-    """Write ``df`` to ``results_dir/name.csv`` atomically (:func:`_atomic`) and show a link.
+    """Write ``df`` to ``results_dir/name.csv`` atomically; the written path.
 
     Parameters
     ----------
     name : str
         File stem (letters, digits, ``_`` and ``-``).
     results_dir : str
-        Folder relative to the notebook's working directory (the chapter's ``results_dir``).
+        Folder relative to the notebook's working directory.
     show : bool
-        Display an HTML link to the file (relative: it works in Jupyter and on the website).
+        Display a relative HTML link to the file (works in Jupyter and on the website).
     certificates : str, optional
-        The :func:`certificate_folder` of the table's sweep, bundled by
-        :func:`bundle_certificates` into ``name_certificates.zip`` (else the link line says why
-        there is none and ``name_certificates.omitted`` records it).
-
-    Returns
-    -------
-    pathlib.Path
-        The written file.
+        The table's :func:`certificate_folder`, bundled into ``name_certificates.zip``, or the reason
+        it is not published in the link line and in ``name_certificates.omitted``.
     """
     if not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"table name {name!r} must use letters, digits, '_' and '-' only")
     folder = Path(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.csv"
-
-    def write(tmp):
-        with open(tmp, "x", newline="") as fh:
-            df.to_csv(fh, index=False, float_format="%.10g")
-    _atomic(path, write)
+    _atomic(path, lambda tmp: df.to_csv(tmp, mode="x", index=False, float_format="%.10g"))
     cert = ""
     if certificates is not None:
         bundle, omitted = folder / f"{name}_certificates.zip", folder / f"{name}_certificates.omitted"

@@ -1,13 +1,5 @@
-"""Execute one chapter notebook with papermill: validated parameters, atomic outputs, a run record.
-
-``python -m attnrank_lite run chNN -o OUT`` leaves ``OUT/chNN/`` with the executed notebook
-``NN_slug.ipynb``, its run record ``NN_slug.run.json`` (parameters, versions, times, tables) and
-its tables ``results/chNN/*.csv``, beside the marker ``OUT/.attnrank-output`` (outputs.py). A run
-writes a partial folder ``OUT/.partial-chNN-XXXX/`` (holding the lock ``OUT/.attnrank-output.lock``)
-and, once the notebook succeeded and the record is written, swaps it with ``OUT/chNN`` in one
-atomic rename: a reader finds the previous run or the new one, never a mix or nothing, and an
-interrupt leaves the previous run as it was and no partial folder.
-"""
+"""Execute one chapter notebook with papermill into ``OUT/chNN/`` (notebook, run record, tables):
+written in a partial folder and swapped into place in one atomic rename once the notebook succeeded."""
 from __future__ import annotations
 
 import ast
@@ -33,15 +25,14 @@ from .paths import lock_record
 from .spec import ParameterError
 
 __all__ = ["resolve_parameters", "run_chapter", "RunFailed", "CellTimeout", "KernelDied", "package_versions",
-           "machine_record", "ParameterError", "check_run_output", "run_dir", "is_plumbing", "KERNEL_ARGUMENTS"]
+           "machine_record", "ParameterError", "check_run_output", "is_plumbing", "KERNEL_ARGUMENTS"]
 
 KEY_PACKAGES = ("numpy", "scipy", "matplotlib", "pandas", "torch", "transformers", "papermill",
                 "jupyter-book", "sphinx", "sphinx-proof", "myst-nb")
 #: the chapters' kernel saves figures at twice their resolution ("retina"), sharp on screens and in the PDF
 KERNEL_ARGUMENTS = ("--InlineBackend.figure_formats=retina",)
 #: first lines of the two parameter cells of an executed notebook, and the toggle of the folded one
-DEFAULTS_HEADER = "# Book defaults (this run's values are in the next cell)"
-RUN_HEADER = "# Parameters of this run"
+DEFAULTS_HEADER, RUN_HEADER = "# Book defaults (this run's values are in the next cell)", "# Parameters of this run"
 DEFAULTS_PROMPTS = {"code_prompt_show": "Show the book's default parameters",
                     "code_prompt_hide": "Hide the book's default parameters"}
 #: the kernel's standard error and the libraries' log during a run (removed on success; --debug shows it)
@@ -77,42 +68,31 @@ def _cpu_model() -> str:
 
 
 def machine_record() -> dict:
-    """The run record's environment (the package's one recorder of it): ``machine`` (architecture
-    and CPU count), ``cpu`` (the processor's model name), ``versions`` and ``lock`` (the lock file)."""
+    """The run record's ``machine`` (architecture, CPUs), ``cpu`` (model name), ``versions`` and ``lock``."""
     return {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "cpu": _cpu_model(),
             "versions": package_versions(), "lock": lock_record()}
 
 
 def resolve_parameters(chapter: str, overrides: dict | None = None, profile: str = "book",
                        available_memory: float | None = None):
-    """``(spec, values)``: the chapter and its full validated parameters (the profile's updated by
-    ``overrides``), checked before any work: ParameterError for a wrong name or value, TooLarge
-    when the estimated memory exceeds what is available."""
+    """``(spec, values)``: the profile's values updated by ``overrides``, validated (ParameterError) and
+    within the available memory (TooLarge), before any work."""
     spec = get_chapter(chapter)
-    values = spec.profile(profile)
-    values.update(spec.validate(overrides or {}, partial=True))
-    values = spec.validate(values)
+    values = spec.validate({**spec.profile(profile), **spec.validate(overrides or {}, partial=True)})
     check_memory(spec, values, available_memory)
     return spec, values
 
 
-def run_dir(outdir: str | os.PathLike, key: str) -> Path:
-    """The folder of a chapter's run inside an output folder."""
-    return Path(outdir) / key
-
-
 def check_run_output(outdir: str | os.PathLike, key: str) -> Path:
-    """Check (and create) the output folder of a run before any work; return it, absolute.
-    Raises :class:`~attnrank_lite.site.outputs.OutputError` with a one-line reason."""
+    """The output folder, checked and created before any work (:class:`.OutputError`), absolute."""
     out = outputs.prepare_output(outdir)
     outputs.check_slot(out, key)
     return out
 
 
 def is_plumbing(source: str) -> bool:
-    """Whether a code cell is plumbing: imports, ``P = validate_notebook_parameters(...)`` and
-    ``glue(...)`` calls (also in a ``for`` loop) and nothing else, not imports alone. Such a
-    cell computes nothing a reader needs to see: its input is removed from the page and the PDF."""
+    """Whether a code cell is plumbing (its input is removed from the page): imports,
+    ``validate_notebook_parameters(...)`` and ``glue(...)`` calls (also in a ``for`` loop), not imports alone."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -130,10 +110,8 @@ def is_plumbing(source: str) -> bool:
 
 
 def _tidy(path: Path, notebook: str) -> None:
-    """Prepare an executed notebook for its page: the parameters shown once, as this run's (the
-    defaults cell folded under :data:`DEFAULTS_HEADER`, papermill's injected cell visible under
-    :data:`RUN_HEADER`), plumbing cells' input removed, and papermill's ``input_path`` and
-    ``output_path`` (this machine's paths) made ``notebooks/NN_slug.ipynb`` and ``NN_slug.ipynb``."""
+    """An executed notebook ready for its page: the defaults cell folded, papermill's injected cell shown
+    under :data:`RUN_HEADER`, plumbing cells' input removed, papermill's paths made relative."""
     nb = nbformat.read(path, as_version=4)
     injected = any("injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells)
     for cell in nb.cells:
@@ -168,10 +146,8 @@ def _stop_kernels() -> None:
 
 @contextmanager
 def _output_to_file(path: Path):
-    """While the notebook runs, file descriptor 2 (inherited by the kernel: its log lines and
-    shutdown tracebacks) and the log records of papermill, nbclient, traitlets and jupyter_client
-    go to ``path``, not between the user's messages: a failure is one line, ``--debug`` shows
-    them. Python-level writes to ``sys.stderr`` (papermill's progress bar) still reach the terminal."""
+    """File descriptor 2 (the kernel's) and the Jupyter libraries' log records go to ``path`` (a failure
+    stays one line; ``--debug`` shows them); ``sys.stderr`` (papermill's progress bar) keeps the terminal."""
     try:
         real = sys.stderr.fileno() == 2
     except (AttributeError, OSError, ValueError):  # no sys.stderr, or one without a file descriptor
@@ -205,10 +181,8 @@ def _output_to_file(path: Path):
 
 
 def _execute(**kwargs) -> None:
-    """``papermill.execute_notebook`` in a worker thread, so that an interrupt (SIGINT, or SIGTERM
-    turned into an exception by the command line) reaches this thread at once: the kernel is then
-    stopped, the worker joined, and the interrupt re-raised for the caller's cleanup. (In the main
-    thread nbclient would take over SIGINT/SIGTERM itself.)"""
+    """``papermill.execute_notebook`` in a worker thread (in the main thread nbclient would take over
+    SIGINT/SIGTERM): on an interrupt the kernel is stopped, the worker joined and the interrupt re-raised."""
     import papermill as pm
 
     box: dict = {}
@@ -237,8 +211,7 @@ def _execute(**kwargs) -> None:
 
 
 def _read_saved(path: Path):
-    """The notebook as far as papermill saved it, or None when there is none (never written, or
-    cut short: ``nbformat.read`` raises OSError, or ValueError for what is not notebook JSON)."""
+    """The notebook as far as papermill saved it, or None (never written, or cut short)."""
     try:
         return nbformat.read(path, as_version=4)
     except (OSError, ValueError):
@@ -246,7 +219,7 @@ def _read_saved(path: Path):
 
 
 def _failed_cell(path: Path) -> str:
-    """``cell N`` (N counting code cells, as In [N]) that was running when execution stopped."""
+    """``cell N`` (counting code cells, as In [N]) running when execution stopped."""
     nb = _read_saved(path)
     code = [c for c in nb.cells if c.cell_type == "code"] if nb is not None else []
     started = [i for i, c in enumerate(code, 1)
@@ -263,21 +236,14 @@ def _with_log(err: RunFailed, log: Path) -> RunFailed:
     return err
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and its finished children (the kernel, reaped)."""
-    return sum(os.times()[:4])
-
-
 def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "book",
                 outdir: str | os.PathLike = "runs", timeout: int | None = 1800,
                 progress_bar: bool = False, log_output: bool = False) -> dict:
-    """Execute a chapter notebook (key, number or name) into ``outdir/<key>/``; return its run record.
+    """Execute a chapter notebook (key, number or name) into ``outdir/<key>/``; its run record.
 
-    ``overrides`` replace the ``profile``'s values; ``timeout`` is per cell, in seconds (None: no
-    limit). Everything is checked first, then written into a partial folder swapped into place
-    once the notebook succeeded (module docstring); on failure or interrupt the previous run is
-    left as it was. Raises ParameterError, TooLarge or OutputError before any work; RunFailed,
-    CellTimeout or KernelDied, naming the chapter and the cell, when the notebook fails.
+    ``overrides`` replace the ``profile``'s values; ``timeout`` per cell, in seconds (None: no limit).
+    Raises ParameterError, TooLarge or OutputError before any work; RunFailed, CellTimeout or
+    KernelDied, naming the chapter and the cell, when the notebook fails (the previous run kept).
     """
     import papermill as pm
     from jupyter_client.kernelspec import NoSuchKernel
@@ -292,7 +258,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
     try:
         out_nb, log = tmp / spec.notebook, tmp / KERNEL_LOG
         kernel_env = {"MPLBACKEND": INLINE_BACKEND, **({} if log_output else {"ATTNRANK_PROGRESS": "0"})}
-        started, cpu0 = time.time(), _cpu_seconds()
+        started, cpu0 = time.time(), sum(os.times()[:4])  # CPU of this process and its reaped children (the kernel)
         try:
             with mock.patch.dict(os.environ, kernel_env), _output_to_file(log):
                 _execute(input_path=str(NOTEBOOK_DIR / spec.notebook), output_path=str(out_nb),
@@ -318,7 +284,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             raise _with_log(KernelDied(f"{where}: the notebook kernel 'python3' could not start "
                                        f"({type(exc).__name__}: {exc}); check that ipykernel is installed "
                                        "(python -m ipykernel install --user)"), log) from exc
-        seconds, cpu = time.time() - started, _cpu_seconds() - cpu0
+        seconds, cpu = time.time() - started, sum(os.times()[:4]) - cpu0
         log.unlink(missing_ok=True)
         _tidy(out_nb, spec.notebook)
         results = tmp / "results"
@@ -333,7 +299,7 @@ def run_chapter(chapter: str, overrides: dict | None = None, profile: str = "boo
             "certificates_omitted": sorted(p.read_text().strip() for p in results.rglob("*_certificates.omitted")),
         }
         (tmp / f"{spec.stem}.run.json").write_text(json.dumps(record, indent=2))
-        outputs.replace_folder(tmp, run_dir(out, spec.key))  # notebook, record, tables: one rename
+        outputs.replace_folder(tmp, out / spec.key)  # notebook, record, tables: one rename
         return record
     finally:
         outputs.release_partial(tmp)

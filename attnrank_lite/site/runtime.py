@@ -1,16 +1,6 @@
-"""How long a chapter's parameters will run, and the refusal of runs far beyond a limit.
-
-A chapter spec declares ``runtime=f`` with ``f(values) -> iterable of Cost``: the work of each
-costly step counted in the parameters' terms (``n_trials * n_circle**2`` products, the ``n**3``
-of a factorisation, ...). The constants are in one data file, :data:`MODEL_PATH`, written by
-``benchmarks/fit_runtime.py`` from measured run records: each term's CPU seconds per unit of work,
-a start-up cost, the :func:`probe_seconds` of the machine they were measured on and the
-``factor`` within which every fitted run matched its estimate. The estimate is CPU seconds on
-that machine (its wall time when idle). ``run`` and ``build`` print it before the first cell and
-refuse one above ``--max-minutes`` (:func:`check_runtime`) in one line naming the parameter behind
-the largest term; :func:`record_ratio` compares a run record with its estimate, rescaled by the
-probes of the two machines (the built site's test fails when a chapter ran outside the factor).
-"""
+"""How long a chapter's parameters will run (its spec's ``runtime(values)``: one :class:`Cost` per
+costly step, times the constants of :data:`MODEL_PATH` fitted by ``benchmarks/fit_runtime.py``:
+CPU seconds on the reference machine), and the refusal of runs above ``--max-minutes``."""
 from __future__ import annotations
 
 import functools
@@ -21,8 +11,7 @@ from pathlib import Path
 from .spec import ParameterError
 
 __all__ = ["Cost", "RuntimeEstimate", "TooSlow", "DEFAULT_MAX_MINUTES", "MODEL_PATH", "load_model",
-           "terms", "estimate_runtime", "check_runtime", "probe_seconds", "record_ratio", "format_duration",
-           "format_minutes"]
+           "terms", "estimate_runtime", "check_runtime", "probe_seconds", "record_ratio", "format_minutes"]
 
 #: ``--max-minutes`` when not given
 DEFAULT_MAX_MINUTES = 60.0
@@ -36,8 +25,7 @@ class TooSlow(ParameterError):
 
 @dataclass(frozen=True)
 class Cost:
-    """The work of one costly step: ``work`` units of the model's term ``term``, driven by the
-    parameter ``param`` (as the user types it); ``what`` names the step for the refusal."""
+    """``work`` units of the model's ``term``, driven by the parameter ``param``; ``what`` names the step."""
 
     term: str
     work: float
@@ -56,15 +44,17 @@ class RuntimeEstimate:
 
 @functools.cache
 def load_model(path: Path = MODEL_PATH) -> dict:
-    """The fitted model: ``startup_seconds``, ``probe_seconds``, ``factor`` and, per chapter key,
-    ``{term: CPU seconds per unit of work}``."""
+    """``startup_seconds``, ``probe_seconds``, ``factor`` and ``chapters``: key -> term -> seconds per unit."""
     return json.loads(Path(path).read_text())
 
 
 def terms(spec, values: dict, model: dict | None = None) -> list[tuple[float, Cost]]:
-    """Each costly step with its seconds: its work times its term's coefficient in ``model``."""
+    """Each costly step with its seconds: its work times its term's coefficient in ``model`` (none for a
+    chapter that declares no ``runtime``)."""
+    if spec.runtime is None:
+        return []
     coef = (model or load_model())["chapters"][spec.key]
-    return [(coef[c.term] * c.work, c) for c in (spec.runtime or (lambda v: ()))(values)]
+    return [(coef[c.term] * c.work, c) for c in spec.runtime(values)]
 
 
 def estimate_runtime(spec, values: dict, model: dict | None = None) -> RuntimeEstimate:
@@ -76,8 +66,8 @@ def estimate_runtime(spec, values: dict, model: dict | None = None) -> RuntimeEs
 
 
 def probe_seconds() -> float:
-    """CPU seconds of twenty products of two 256 x 256 float64 matrices on one BLAS thread, the
-    best of five: the unit in which run times are compared across machines."""
+    """CPU seconds of twenty 256 x 256 float64 products on one BLAS thread, best of five (the unit
+    in which run times are compared across machines)."""
     import time
 
     import numpy as np
@@ -95,8 +85,7 @@ def probe_seconds() -> float:
 
 
 def record_ratio(record: dict, probe: float, model: dict | None = None) -> float:
-    """A run record's CPU seconds over its estimate on a machine whose :func:`probe_seconds` is
-    ``probe`` (the model's estimate times ``probe / model["probe_seconds"]``)."""
+    """A run record's CPU seconds over its estimate rescaled to a machine of :func:`probe_seconds` ``probe``."""
     from .chapters import get_chapter
 
     model = model or load_model()
@@ -105,31 +94,17 @@ def record_ratio(record: dict, probe: float, model: dict | None = None) -> float
     return record["cpu_seconds"] / (est * probe / model["probe_seconds"])
 
 
-def format_duration(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``31 h``, ``4.2 days``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
-
-
 def format_minutes(est: RuntimeEstimate) -> str:
-    """``about 4 min on the reference machine (within a factor of 3)``: the machine the model
-    was fitted on; another machine, or a busier one, takes longer or shorter."""
-    return f"about {format_duration(est.seconds)} on the reference machine (within a factor of {est.error:g})"
+    """``about 4 min on the reference machine (within a factor of 3)`` (``45 s``, ``31 h``, ``4.2 days``)."""
+    s = est.seconds
+    when = (f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h" if s < 172800
+            else f"{s / 86400:.1f} days")
+    return f"about {when} on the reference machine (within a factor of {est.error:g})"
 
 
 def check_runtime(spec, values: dict, max_minutes: float | None = DEFAULT_MAX_MINUTES) -> RuntimeEstimate:
-    """Refuse parameters whose estimated run time exceeds ``max_minutes`` (0 or None: no limit).
-
-    Raises
-    ------
-    TooSlow
-        One line: the estimate, the limit, the parameter behind the largest step, how to go on.
-    """
+    """The estimate; :class:`TooSlow` (one line naming the parameter behind the largest step) above
+    ``max_minutes`` (0 or None: no limit)."""
     est = estimate_runtime(spec, values)
     if max_minutes and est.seconds > 60.0 * max_minutes:
         t = est.term

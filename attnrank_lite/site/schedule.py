@@ -15,7 +15,7 @@ from ..engine.parallel import THREAD_VARS, format_bytes
 from .cache import ChapterCache, chapter_key, environment, package_digest
 from .chapters import NOTEBOOK_DIR
 from .memory import LIMIT_ENV, available_memory, largest_need
-from .runner import CellTimeout, KernelDied, RunFailed, check_run_output, run_dir
+from .runner import CellTimeout, KernelDied, RunFailed, check_run_output
 from .runtime import estimate_runtime, format_minutes
 
 __all__ = ["execute_chapters", "KERNEL_OVERHEAD"]
@@ -27,14 +27,9 @@ CHILD, KERNEL_OVERHEAD = (sys.executable, "-m", "attnrank_lite"), 400 * 2 ** 20
 
 def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: ChapterCache | None = None,
                      timeout: int | None = 1800, log=print) -> list[dict]:
-    """Give every chapter of ``items`` (checked ``(spec, values)`` pairs) a finished run folder ``outdir/<key>/``,
-    copied from ``cache`` or executed and stored (a failure to store is only logged); the run records.
-
-    A chapter executes in a ``python -m attnrank_lite run`` process, ``jobs`` at once from a thread pool,
-    longest first, with ``cores // jobs`` BLAS threads and its own output folder ``outdir/.<key>`` (a
-    writer holds its folder's lock), once its estimate plus :data:`KERNEL_OVERHEAD` fits beside those
-    running in the memory available at the start, or alone (the build checked it against the machine).
-    The first failure is raised (the child's one-line error, as its exit status's exception), the rest stopped.
+    """A run folder ``outdir/<key>/`` for each checked ``(spec, values)``, copied from ``cache`` or executed
+    and stored; the run records. ``jobs`` ``run`` processes at once, longest first, each once its estimate
+    plus :data:`KERNEL_OVERHEAD` fits beside the others (or alone); the first failure is raised, the rest stopped.
     """
     for spec, _ in items:
         outdir = check_run_output(outdir, spec.key)
@@ -44,7 +39,7 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
         keys = {spec.key: chapter_key(NOTEBOOK_DIR / spec.notebook, spec.key, profile, values, package, env,
                                       spec.inputs(values) if spec.inputs else ()) for spec, values in items}
     for spec, values in items:
-        if cache is not None and cache.restore(keys[spec.key], run_dir(outdir, spec.key)):
+        if cache is not None and cache.restore(keys[spec.key], outdir / spec.key):
             rec = records[spec.key] = {**_record(outdir, spec), "cache": "reused"}
             log(f"[attnrank] {spec.key}: reused from the cache (ran in {rec['seconds']:.1f} s on "
                 f"{rec.get('finished', '?')}; key {keys[spec.key][:12]})")
@@ -83,7 +78,7 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
                 exc = {5: CellTimeout, 6: KernelDied}.get(proc.returncode, RunFailed)(msg.split("; nothing was")[0])
                 exc.kernel_log = "\n".join(lines[-60:])
                 raise exc
-        os.replace(own / spec.key, run_dir(outdir, spec.key))
+        os.replace(own / spec.key, outdir / spec.key)
         return spec
 
     todo.sort(key=lambda t: -estimate_runtime(*t).seconds)
@@ -94,7 +89,7 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
                 rec = records[spec.key] = _record(outdir, spec)
                 try:
                     if cache is not None:
-                        cache.store(keys[spec.key], run_dir(outdir, spec.key))
+                        cache.store(keys[spec.key], outdir / spec.key)
                         rec["cache"] = "stored"
                 except OSError as exc:
                     log(f"[attnrank] note: {spec.key} was not stored in the cache {cache.root}: {exc}")
@@ -113,4 +108,4 @@ def execute_chapters(items, profile: str, outdir: Path, jobs: int = 1, cache: Ch
 
 
 def _record(outdir: Path, spec) -> dict:
-    return json.loads((run_dir(outdir, spec.key) / f"{spec.stem}.run.json").read_text())
+    return json.loads((outdir / spec.key / f"{spec.stem}.run.json").read_text())

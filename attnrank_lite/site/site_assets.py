@@ -1,6 +1,5 @@
-"""What the build adds to the staged book: MathJax served by the site itself (so that it reads offline;
-from the Python package ``django-static-mathjax``: no CDN, no npm), the icon, the configuration
-and the course page's links. ``make mathjax`` prints the MathJax folder used."""
+"""What the build adds to the staged book: MathJax served by the site (offline; from the Python package
+``django-static-mathjax``), the icon, the configuration and the course page's links."""
 from __future__ import annotations
 
 import importlib.resources
@@ -25,8 +24,7 @@ STUDENT_LINK_MARK, PDF_LINK_MARK = "<!-- attnrank:student-link -->", "<!-- attnr
 
 
 def ensure_mathjax() -> Path:
-    """The ``es5`` folder of MathJax :data:`MATHJAX_VERSION` from :data:`MATHJAX_PYPI` (import name
-    ``mathjax``); a one-line RuntimeError naming what to install when it is missing."""
+    """The ``es5`` folder of MathJax :data:`MATHJAX_VERSION` (:data:`MATHJAX_PYPI`), or a RuntimeError."""
     try:
         root = Path(str(importlib.resources.files("mathjax"))) / "static" / "mathjax"
         if json.loads((root / "package.json").read_text())["version"] == MATHJAX_VERSION:
@@ -59,9 +57,8 @@ def write_favicon_ico(path: Path) -> Path:
 
 
 def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf: str = "") -> dict:
-    """Write the staged ``_config.yml`` and return it: the package version for the footer, ``hide_solutions``
-    for the ``student`` edition, the PDF ``book_pdf`` for the download menu (empty: none) and,
-    without ``repository.url`` (the theme could not build launch links), no launch buttons (logged)."""
+    """Write and return the staged ``_config.yml``: the version, ``hide_solutions`` (``student``), the PDF
+    ``book_pdf`` of the download menu, and no launch buttons without ``repository.url`` (logged)."""
     path = Path(stage) / "_config.yml"
     config = yaml.safe_load(path.read_text()) or {}
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
@@ -81,8 +78,7 @@ def prepare_stage_config(stage: Path, log=print, student: bool = False, book_pdf
 
 
 def write_course_links(stage: Path, out: Path, *, pdf: bool, student: bool, pdf_name: str) -> dict:
-    """Link, on the staged course page, only the handouts that exist: the PDF ``pdf_name`` when ``pdf``, the
-    student edition when ``out/student/html/index.html`` exists and this is not it; the links written."""
+    """Link on the staged course page the handouts that exist (the PDF, a student edition built beside)."""
     page = Path(stage) / "book" / "course.md"
     links = {"pdf": bool(pdf), "student": not student and (Path(out) / "student/html/index.html").is_file()}
     text = page.read_text().replace(STUDENT_LINK_MARK, ' Built beside this site, it is here: <a href="../../'

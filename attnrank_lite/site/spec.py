@@ -1,9 +1,5 @@
-"""Chapter parameters: declaration, profiles and value checks (:class:`Param`, :class:`ChapterSpec`).
-
-Every chapter declares its parameters once, as the ``SPEC`` of ``site/chapters/chNN.py``. This
-module imports nothing else of the package, so the specs, their registry and
-:mod:`attnrank_lite.site.params` (the notebooks' validation) build on it without an import loop.
-"""
+"""Chapter parameters: declaration, profiles and value checks. Imports nothing else of the package
+(the specs, their registry and :mod:`.params` build on it without an import loop)."""
 from __future__ import annotations
 
 import ast
@@ -43,13 +39,9 @@ def shown(value: Any, limit: int = 60) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """One chapter parameter.
-
-    ``default`` is the book-profile value (also the literal in the notebook's ``parameters``
-    cell); ``kind`` is one of ``int, float, str, bool`` or a list of one (``int_list``, ...);
-    ``low``/``high`` bound the number (or each element) inclusively, ``choices`` lists the allowed
-    values (or elements), ``nullable`` allows ``None``, ``min_len``/``max_len`` bound a list.
-    """
+    """One chapter parameter: ``default`` (book profile, the notebook's literal), ``kind`` (``int, float,
+    str, bool`` or ``int_list``, ...), inclusive bounds ``low``/``high`` and ``choices`` of a value or
+    each element, ``nullable`` (None allowed), ``min_len``/``max_len`` of a list."""
 
     name: str
     default: Any
@@ -122,23 +114,15 @@ class ChapterSpec:
     profiles : dict
         ``{"quick": {...}, "paper": {...}}`` overrides of the book defaults.
     constraints : tuple of callables
-        Cross-parameter checks ``f(values) -> str | None``; a string is the error message
-        (it should name the parameters involved).
+        ``f(values) -> str | None``: a cross-parameter check's error message naming the parameters.
     memory : callable, optional
-        ``f(values) -> iterable of MemoryNeed``: the memory of each large step, from the parameters
-        alone; runs that cannot fit are refused before any work (:mod:`attnrank_lite.site.memory`).
+        ``f(values) -> iterable of MemoryNeed`` (:mod:`.memory`): each large step's memory.
     runtime : callable, optional
-        ``f(values) -> iterable of Cost``: the work of each costly step, from the parameters
-        alone; the run-time model's fitted constants turn it into seconds
-        (:mod:`attnrank_lite.site.runtime`); runs far beyond ``--max-minutes`` are refused.
+        ``f(values) -> iterable of Cost`` (:mod:`.runtime`): each costly step's work.
     code : dict
-        Statement label on the chapter's page -> the functions that implement or check it (the
-        "code" column of the theorem index), given as one string of dotted paths under
-        ``attnrank_lite.`` separated by spaces, kept as a list of full dotted paths.
+        Statement label -> its functions, given as dotted paths under ``attnrank_lite.`` in one string.
     inputs : callable, optional
-        ``f(values) -> iterable of paths``: the files and folders the chapter reads outside the
-        package (chapter 7's ``store``), so that the build's cache key covers them
-        (:func:`attnrank_lite.site.cache.chapter_key`).
+        ``f(values) -> iterable of paths`` read outside the package (covered by the cache key).
     """
 
     key: str
@@ -153,7 +137,6 @@ class ChapterSpec:
     inputs: Callable | None = None
 
     def __post_init__(self):
-        # "a.b c.d" under attnrank_lite. -> dotted paths; already expanded lists (dataclasses.replace) stay
         object.__setattr__(self, "code", {label: paths if isinstance(paths, list) else
                                           [f"attnrank_lite.{p}" for p in paths.split()]
                                           for label, paths in self.code.items()})
@@ -170,9 +153,8 @@ class ChapterSpec:
         return self.notebook.rsplit(".", 1)[0]
 
     def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
+        if p := next((p for p in self.params if p.name == name), None):
+            return p
         raise ParameterError(f"unknown parameter {name!r} for {self.notebook}; allowed names: "
                              + ", ".join(p.name for p in self.params))
 

@@ -1,12 +1,5 @@
-"""The Sphinx extension of the attnrank website (listed in ``_config.yml``). Every page loads
-MathJax (titles with math appear everywhere) and the stylesheet ``static/attnrank.css`` (phone
-width, print), has sphinx-thebe's doubled inline script once, a footer with the version and the
-changelog, and with ``attnrank_book_pdf`` set the book's PDF in its download menu. A ``{doc}``
-link shows its target's title with the math typeset; a docstring's ``:ref:`prop-...``` to a
-statement box becomes ``:prf:ref:``; ``singlehtml`` (the PDF) gets the HTML translators; search
-ranks chapters above API objects and shows titles without TeX (:func:`plain_tex`); the colour
-mode defaults to ``light`` (an empty default is a console error).
-"""
+"""The website's Sphinx extension (``_config.yml``): assets, footer, PDF menu entry, math in ``{doc}``
+titles, ``:ref:`` to boxes as ``:prf:ref:``, ``singlehtml`` translators, plain search titles and ranking."""
 from __future__ import annotations
 
 import html
@@ -19,12 +12,10 @@ from sphinx.util.nodes import clean_astext
 
 __all__ = ["setup", "DocLinkMath", "STATIC_DIR", "STYLESHEET", "CHANGELOG_DOC", "version_footer", "plain_tex"]
 
-#: the package's own static files (copied into the site's ``_static``)
-STATIC_DIR = Path(__file__).resolve().parent / "static"
-#: the stylesheet every page loads
-STYLESHEET = "attnrank.css"
-#: the search scores (Sphinx's ``html_search_scorer``)
-SEARCH_SCORER = "search_scorer.js"
+#: the package's static files (copied into the site's ``_static``): the stylesheet and the search scores
+STATIC_DIR, STYLESHEET, SEARCH_SCORER = Path(__file__).resolve().parent / "static", "attnrank.css", "search_scorer.js"
+#: the changelog page the footer links
+CHANGELOG_DOC = "book/changelog"
 
 
 class DocLinkMath(SphinxPostTransform):
@@ -34,16 +25,10 @@ class DocLinkMath(SphinxPostTransform):
 
     def run(self, **kwargs):
         titles = {clean_astext(t): t for t in self.env.titles.values() if next(t.findall(nodes.math), None)}
-        if not titles:
-            return
-        for ref in list(self.document.findall(nodes.reference)):
-            if len(ref.children) != 1 or not isinstance(ref[0], nodes.inline) or "doc" not in ref[0]["classes"]:
-                continue
-            title = titles.get(ref[0].astext())
-            if title is not None:
-                ref[0].children = []
-                for child in title.children:
-                    ref[0] += child.deepcopy()
+        for ref in list(self.document.findall(nodes.reference)) if titles else ():
+            if (len(ref.children) == 1 and isinstance(ref[0], nodes.inline) and "doc" in ref[0]["classes"]
+                    and (title := titles.get(ref[0].astext())) is not None):
+                ref[0][:] = [child.deepcopy() for child in title.children]
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree):
@@ -64,28 +49,20 @@ def _box_refs(app, what, name, obj, options, lines):
 
 
 def _singlehtml_handlers(app):
-    """The one-page build translates every node the HTML build does (Sphinx falls back to the
-    ``html`` translators only when no extension registered one for ``singlehtml``)."""
-    if app.builder.name != "singlehtml":
-        return
-    handlers = app.registry.translation_handlers
-    handlers["singlehtml"] = {**handlers.get("html", {}), **handlers.get("singlehtml", {})}
+    """The one-page build translates every node the HTML build does (Sphinx's fallback to ``html`` is all or none)."""
+    if app.builder.name == "singlehtml":
+        handlers = app.registry.translation_handlers
+        handlers["singlehtml"] = {**handlers.get("html", {}), **handlers.get("singlehtml", {})}
 
 
 def _book_pdf_button(app, pagename, templatename, context, doctree):
     """Add the whole book's PDF to the theme's download menu (after the theme built the menu)."""
     name = app.config.attnrank_book_pdf
-    if not name or "pathto" not in context:
-        return
-    for button in context.get("header_buttons", []):
+    for button in context.get("header_buttons", []) if name and "pathto" in context else ():
         if button.get("label") == "download-buttons":
             button["buttons"].append({"type": "link", "url": context["pathto"](name, 1), "text": "book (.pdf)",
                                       "tooltip": "Download the whole book as one PDF", "icon": "fas fa-book",
                                       "label": "download-book-pdf-button"})
-
-
-#: the changelog page the footer links
-CHANGELOG_DOC = "book/changelog"
 
 
 def version_footer(version: str, pathto) -> str:
@@ -131,8 +108,7 @@ def _plain_search_titles(app):
 
     def index_page(pagename, doctree, title):
         orig(pagename, doctree, title)
-        if (indexer := getattr(builder, "indexer", None)) is None:
-            return
+        indexer = getattr(builder, "indexer", None)
         if pagename in getattr(indexer, "_titles", {}):
             indexer._titles[pagename] = _plain_html_title(indexer._titles[pagename])
         if pagename in getattr(indexer, "_all_titles", {}):
@@ -142,13 +118,10 @@ def _plain_search_titles(app):
 
 
 def _theme_defaults(app, config):
-    context = dict(config.html_context or {})
-    context.setdefault("default_mode", "light")  # pydata-sphinx-theme reads it from html_context
-    config.html_context = context
+    config.html_context = {"default_mode": "light", **(config.html_context or {})}  # read by pydata-sphinx-theme
     if not config.html_search_scorer:  # chapters above API objects whose names merely contain the query
         config.html_search_scorer = str(STATIC_DIR / SEARCH_SCORER)
-    static = list(config.html_static_path or [])
-    if str(STATIC_DIR) not in static:
+    if str(STATIC_DIR) not in (static := list(config.html_static_path or [])):
         config.html_static_path = static + [str(STATIC_DIR)]
 
 

@@ -1,12 +1,6 @@
-"""``python -m attnrank_lite sweep``: the spherical law at scale, stored in SQLite, resumable.
-
-``sweep --d 2 3 --n 20000 --beta 4 8 --eps 0.1 --store laws.sqlite [--workers N | --scheduler
-ADDR]`` commits each row with its certificate at once (a rerun skips what is stored, recomputing
-a row whose certificate is missing or disagrees; ``$ATTNRANK_SCHEDULER`` is the default scheduler,
-else this process). ``sweep --report FILE [--figure PNG]``: the law table judged against (d-1)/2 by
-the book's rule and its figure, after rechecking the rows it shows (exit 11 if one fails).
-``sweep --verify FILE [--independent]``: every row rechecked from its certificate (exit 11).
-"""
+"""``python -m attnrank_lite sweep``: the spherical law at scale in a resumable SQLite store
+(``--store``, each row with its certificate; ``--workers`` or ``--scheduler`` for Dask), its law table
+and figure (``--report``) and every row rechecked (``--verify``; exit 11 when one fails)."""
 from __future__ import annotations
 
 import os
@@ -15,15 +9,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..engine.parallel import (
-    SCHEDULER_ENV,
-    WORKER_BASE_BYTES,
-    SchedulerUnreachable,
-    TaskTooLarge,
-    check_scheduler_address,
-    executor_from_env,
-    max_local_workers,
-)
+from ..engine import parallel
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 from .verify_cli import NOT_VERIFIED, independent_opinion
@@ -37,8 +23,8 @@ class StoreFileError(Exception):
 
 @contextmanager
 def _store_errors(parameter: str, note: str = ""):
-    """A store error (or a missing file) of ``parameter`` as one line: :class:`StoreFileError`
-    when the file system refused, :class:`ParameterError` otherwise (not a store, unreadable)."""
+    """A store error of ``parameter`` as one line: :class:`StoreFileError` when the file system refused,
+    else :class:`ParameterError`."""
     from ..laws.law_store import StoreError
 
     try:
@@ -61,7 +47,7 @@ def add_parser(sub, common) -> None:
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
     p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
     p.add_argument("--scheduler", metavar="ADDR",
-                   help=f"tcp://HOST:PORT of a running dask scheduler (default: ${SCHEDULER_ENV})")
+                   help=f"tcp://HOST:PORT of a running dask scheduler (default: ${parallel.SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
     p.add_argument("--figure", metavar="FILE", help="figure path of --report (default: FILE_laws.png)")
     p.add_argument("--verify", metavar="FILE",
@@ -76,16 +62,16 @@ def _executor(args):
     if workers is not None:
         if args.scheduler:
             raise ParameterError("parameter '--workers' and '--scheduler' exclude each other")
-        if not 1 <= workers <= max_local_workers():
-            raise ParameterError(f"parameter '--workers' must be at least 1 and at most {max_local_workers()} on "
-                                 f"this machine (its cores, and {WORKER_BASE_BYTES // 2 ** 20} MiB of available "
+        if not 1 <= workers <= (most := parallel.max_local_workers()):
+            raise ParameterError(f"parameter '--workers' must be at least 1 and at most {most} on this machine "
+                                 f"(its cores, and {parallel.WORKER_BASE_BYTES // 2 ** 20} MiB of available "
                                  f"memory per worker); got {workers}")
-    scheduler = args.scheduler or (None if workers else os.environ.get(SCHEDULER_ENV) or None)
+    scheduler = args.scheduler or (None if workers else os.environ.get(parallel.SCHEDULER_ENV) or None)
     if scheduler is not None:
         try:
-            check_scheduler_address(scheduler)
+            parallel.check_scheduler_address(scheduler)
         except ValueError as exc:
-            name = "parameter '--scheduler'" if args.scheduler else f"environment variable {SCHEDULER_ENV}"
+            name = "parameter '--scheduler'" if args.scheduler else f"environment variable {parallel.SCHEDULER_ENV}"
             raise ParameterError(f"{name}: {exc}") from None
     return workers, scheduler
 
@@ -101,7 +87,7 @@ def _command(args) -> str:
 
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
-    from ..laws import scale
+    from ..laws import law_store, scale
 
     if args.verify:
         if args.store or args.d or args.report:
@@ -118,25 +104,22 @@ def cmd_sweep(args) -> int:
         return _report(args.report, args.figure)
     if not args.store:
         raise ParameterError("parameter '--store' is required (or --report FILE)")
-    for name in ("d", "n", "beta", "eps"):
-        if getattr(args, name) is None:
-            raise ParameterError(f"parameter '--{name}' is required")
+    if missing := next((k for k in ("d", "n", "beta", "eps") if getattr(args, k) is None), None):
+        raise ParameterError(f"parameter '--{missing}' is required")
     ds, n, betas, eps, seed = args.d, args.n, args.beta, args.eps, args.seed
     try:
         scale.check_sweep_parameters(ds, n, betas, eps, args.points, seed)
     except ValueError as exc:  # name the parameter as it is typed
         raise ParameterError(str(exc).replace("parameter '", "parameter '--", 1)) from None
     workers, scheduler = _executor(args)
-    from ..laws import law_store
-
     with _store_errors("--store"):  # before any worker starts: a store that cannot be written fails at once
         law_store.open_store(args.store).close()
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
     try:
-        ctx = executor_from_env(workers=workers, scheduler=scheduler)
+        ctx = parallel.executor_from_env(workers=workers, scheduler=scheduler)
         executor = ctx.__enter__()
-    except SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
+    except parallel.SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
         raise ParameterError(f"parameter '--scheduler': {exc}") from None
     except OSError as exc:
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
@@ -149,7 +132,7 @@ def cmd_sweep(args) -> int:
                 res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
                                       limit=None if avail is None else (avail, "this machine"),
                                       command=_command(args), executor_name=where)
-            except TaskTooLarge as exc:
+            except parallel.TaskTooLarge as exc:
                 raise TooLarge(str(exc)) from None
     finally:
         ctx.__exit__(None, None, None)
@@ -161,8 +144,8 @@ def cmd_sweep(args) -> int:
 
 
 def _report(store, figure) -> int:
-    """``sweep --report``: the rows it shows rechecked (:func:`refuse_unverified`), then the store's
-    summary, command and law table judged by the book's rule printed and its figure written."""
+    """``sweep --report``: the rows shown rechecked (:func:`refuse_unverified`), the law table printed,
+    the figure written."""
     from ..laws import report as law_report  # here, not at the top: every command line starts 1 s faster
 
     rechecked: list[str] = []
@@ -185,9 +168,8 @@ def _err(line: str) -> None:
 
 
 def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
-    """``sweep --verify STORE``: recheck every stored row from its certificate (``independent``:
-    the checker must agree too); one line per failing row (one without a certificate fails) to
-    ``err``, a summary to ``log``. Returns 0 when every row passed, else NOT_VERIFIED (11)."""
+    """``sweep --verify``: every row rechecked from its certificate (``independent``: the checker must
+    agree); a line per failing row to ``err``, a summary to ``log``; 0 or NOT_VERIFIED (11)."""
     from ..laws import law_store
     from ..laws.row_certificates import recheck_rows
 
@@ -211,8 +193,8 @@ def verify_store(store, log=print, err=_err, independent: bool = False) -> int:
 
 
 def refuse_unverified(store, log=print, err=_err) -> int:
-    """Before ``sweep --report`` fits anything: recheck the rows it shows and refuse (one line per
-    failing row; returns 11) when one fails or the store keeps no certificates; else return 0."""
+    """Recheck the rows ``sweep --report`` shows: 11 (a line per failing row) when one fails or the
+    store keeps no certificates, else 0."""
     from ..laws import report
 
     try:

@@ -1,12 +1,6 @@
-"""``python -m attnrank_lite verify FILE...``: recheck certificate files (``SPEC.md`` section 6).
-
-One line per file: ``FILE: verified: 28 <= rank_0.25(A) <= 78, n = 4096, kinds neumann/harmonic``
-on standard output, or on standard error ``error: FILE: not verified: <the side its data do not
-prove>`` (exit 11) or ``error: FILE: refused: <why>`` (a pickle, a truncated archive, another
-format, a sha256 mismatch, an oversized array: exit 12). Every file is checked; the exit status
-is the first failure's. ``--independent``: :mod:`attnrank_lite.checker` must agree on each file
-(else 11). Nothing in a file is ever executed.
-"""
+"""``python -m attnrank_lite verify FILE... [--independent]``: recheck certificate files (``SPEC.md``
+section 6), one line each; exit 11 (not verified, or the independent checker disagrees) or 12
+(refused: not the format, a hash mismatch, oversized), the first failure's. Nothing in a file runs."""
 from __future__ import annotations
 
 import sys
@@ -16,10 +10,8 @@ from ..engine.certificate_file import CertificateFileError, verify_file
 
 __all__ = ["add_parser", "cmd_verify", "independent_opinion", "NOT_VERIFIED", "REFUSED"]
 
-#: exit status of a file whose certificates do not prove its claims
-NOT_VERIFIED = 11
-#: exit status of a file refused before verification (format, hash, size)
-REFUSED = 12
+#: exit status of a file whose certificates do not prove its claims, and of one refused before verification
+NOT_VERIFIED, REFUSED = 11, 12
 
 
 def add_parser(sub, common) -> None:
@@ -32,9 +24,8 @@ def add_parser(sub, common) -> None:
 
 
 def independent_opinion(path, ok: bool) -> tuple[int, str]:
-    """``(0, "")`` when :func:`attnrank_lite.checker.check_file` agrees with ``verify``'s verdict
-    ``ok`` on the file at ``path``; else :data:`REFUSED` (the checker refused the file) or
-    :data:`NOT_VERIFIED` (the verdicts differ) and one line saying so."""
+    """``(0, "")`` when :func:`attnrank_lite.checker.check_file` agrees with the verdict ``ok``; else
+    :data:`REFUSED` or :data:`NOT_VERIFIED` and one line saying so."""
     try:
         report = checker.check_file(path)
     except ValueError as exc:

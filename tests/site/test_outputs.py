@@ -235,6 +235,29 @@ def test_removing_leftover_partial_folders_never_follows_a_link(tmp_path):
     assert (target / "keep.txt").read_text() == "mine"
 
 
+@pytest.mark.parametrize("lock_existed", [False, True])
+def test_an_interrupt_inside_partial_dir_leaves_no_lock_and_no_folder(tmp_path, monkeypatch, lock_existed):
+    """SIGTERM (raised as an exception by the command line) between taking the lock and returning
+    the folder: the lock is released, a lock file this call created is removed, no folder stays."""
+    out = outputs.prepare_output(tmp_path / "out")
+    if lock_existed:
+        (out / outputs.LOCK).touch()
+    before = sorted(p.name for p in out.iterdir())
+
+    def interrupted(self, *args, **kwargs):
+        raise cli.Terminated()
+
+    monkeypatch.setattr(Path, "mkdir", interrupted)
+    with pytest.raises(cli.Terminated):
+        outputs.partial_dir(out, "ch01")
+    monkeypatch.undo()
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert not outputs._HELD
+    from filelock import FileLock
+
+    FileLock(str(out / outputs.LOCK)).acquire(timeout=0)  # nobody holds it any more
+
+
 # ---------------------------------------------------------------- replacing outputs together
 
 

@@ -1,7 +1,4 @@
-"""Registry of the book's chapters: one module ``chNN.py`` per notebook, each defining ``SPEC``.
-
-Chapters are discovered from the module names, so adding a chapter never edits this file.
-"""
+"""The book's chapters: one module ``chNN.py`` per notebook defining ``SPEC``, found by name."""
 from __future__ import annotations
 
 import importlib

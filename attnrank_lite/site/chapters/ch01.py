@@ -24,15 +24,10 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch01",
-    notebook="01_approximation_rank.ipynb",
-    title="The max-row-l1 approximation rank",
+    key="ch01", notebook="01_approximation_rank.ipynb", title="The max-row-l1 approximation rank",
     params=(
         Param("n", 48, "int", "Size of the exact-case matrices (identity, uniform, blocks).", low=2, high=2000),
         Param("blocks", 4, "int", "Number of uniform diagonal blocks (at most n).", low=1, high=2000),
-        # eps >= 1e-6: below it the float64 rounding margins of verify keep the exact cases' upper
-        # certificates from closing on the exact rank (at 1e-14 they no longer do), and eps = 0
-        # asks for B = A exactly (issue 24, item 8)
         Param("eps", 0.25, "float", "Error level of the main examples (at least 1e-6: below it float64 "
               "rounding margins keep the exact cases' brackets from closing).", low=1e-6, high=0.999),
         Param("eps_values", [0.05, 0.1, 0.25, 0.5, 0.75, 0.95], "float_list",

@@ -8,9 +8,7 @@ def _memory(v):
     """One dense n x n attention matrix and its bracket per sweep."""
     for name in ("circle_n", "sphere_n", "config_n", "spectrum_n"):
         yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
-    # d = 4, 5: point_bracket streams row blocks and never stores A; it keeps the points'
-    # harmonic basis (n x N(d, <= L) floats; N(4, <= 25) = 6201 at beta = 64, eps = 0.1, about
-    # 12 (1+beta)^{3/2}) and row blocks. Measured peak (C1, n = 20,000, beta <= 64): 3.3 GB.
+    # d = 4, 5: streamed (A never stored): the harmonic basis, about 12 (1+beta)^{(d-1)/2} columns, and row blocks
     for name, betas, d in (("d4_n", "d4_betas", 4), ("d5_n", "d5_betas", 5)):
         if v[name] > 0:
             cols = min(v[name], 12 * (1 + max(v[betas])) ** ((d - 1) / 2))
@@ -39,9 +37,7 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch02",
-    notebook="02_spherical_law.ipynb",
-    title="Spherical self-attention: the (d-1)/2 law",
+    key="ch02", notebook="02_spherical_law.ipynb", title="Spherical self-attention: the (d-1)/2 law",
     params=(
         Param("eps_values", [0.1, 0.25], "float_list", "Error levels of every sweep.", low=0.01, high=0.99, max_len=6),
         Param("circle_n", 1024, "int", "Points of the equispaced circle (d = 2).", low=16, high=8192),
@@ -96,11 +92,9 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     code={  # label -> the functions implementing or checking it (under attnrank_lite.)
-        "thm-spherical-law": "laws.sweeps.bracket_sweep laws.sweeps.point_sweep point_bracket "
-            "laws.report.law_slopes",
-        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.report.law_section "
-            "laws.report.law_numbers laws.report.constant_brackets laws.report.constants_summary "
-            "laws.verdicts.width_trend",
+        "thm-spherical-law": "laws.sweeps.bracket_sweep laws.sweeps.point_sweep point_bracket laws.report.law_slopes",
+        "obs-spherical-slopes": "laws.verdicts.judged_slope_table laws.report.law_section laws.report.law_numbers "
+            "laws.report.constant_brackets laws.report.constants_summary laws.verdicts.width_trend",
         "lem-chebyshev-exp": "laws.sphere_proofs.chebyshev_exp_coefficients laws.sphere_proofs.chebyshev_tail "
             "laws.sphere_proofs.chebyshev_tail_bound laws.sphere_proofs.proven_degree "
             "laws.sphere_proofs.bessel_sum_degree laws.sphere_proofs.price_of_proof",

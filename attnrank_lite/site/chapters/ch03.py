@@ -29,9 +29,7 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch03",
-    notebook="03_ball_law.ipynb",
-    title="Full-ball geometry: one radial degree, the d/2 law",
+    key="ch03", notebook="03_ball_law.ipynb", title="Full-ball geometry: one radial degree, the d/2 law",
     params=(
         Param("d", 2, "int", "Dimension of the Gaussian ball of the main sweep.", low=1, high=3),
         Param("betas", [64.0, 128.0, 256.0, 512.0, 1024.0], "float_list", "Inverse temperatures of the ball sweep.",
@@ -64,8 +62,7 @@ SPEC = ChapterSpec(
         "prop-gaussian-ball": "laws.geometry.gaussian_ball laws.ball_law.theta_factor laws.ball_law.theta_direct "
             "laws.ball_law.token_count_table laws.ball_law.rounding_bound laws.ball_law.integer_scale "
             "laws.ball_law.integer_log_multiplicities laws.ball_law.rounding_table",
-        "obs-ball-slopes": "laws.ball_law.ball_maker laws.report.fixed_n_numbers "
-            "laws.verdicts.judged_slope_table laws.ball_law.certified_order laws.ball_law.loglog_crossing "
-            "laws.report.key_numbers",
+        "obs-ball-slopes": "laws.ball_law.ball_maker laws.report.fixed_n_numbers laws.verdicts.judged_slope_table "
+            "laws.ball_law.certified_order laws.ball_law.loglog_crossing laws.report.key_numbers",
     },
 )

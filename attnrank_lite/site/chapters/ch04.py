@@ -27,8 +27,7 @@ def _memory(v):
         yield dense_need(n, n, f"betas_r{r}", f"the r = {r} ball instance at beta = {b:g}")
     for name in ("n_random", "poly_n"):
         yield dense_need(v[name], v[name], name, "an attention matrix and its bracket")
-    # the degree table: 50 queries against m keys, and the m x (D + 1) values of a degree-D
-    # polynomial (D <= 256) at the keys
+    # the degree table: 50 queries against m keys, and a degree-D (<= 256) polynomial's m x (D + 1) values
     yield dense_need(max(v["degree_ms"]), 257 + 50, "degree_ms", "the degree table's keys", copies=3)
 
 
@@ -45,9 +44,7 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch04",
-    notebook="04_quotient_and_r_half_law.ipynb",
-    title="The row-softmax quotient and the r/2 law",
+    key="ch04", notebook="04_quotient_and_r_half_law.ipynb", title="The row-softmax quotient and the r/2 law",
     params=(
         Param("eps", 0.25, "float", "Error level of every bracket and certificate.", low=0.01, high=0.9),
         Param("extra", 2, "int", "Nuisance (row-scalar) dimensions added around the visible ones.", low=1, high=16),

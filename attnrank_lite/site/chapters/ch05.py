@@ -18,9 +18,7 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch05",
-    notebook="05_interaction_subspaces.ipynb",
-    title="Approximate interaction subspaces",
+    key="ch05", notebook="05_interaction_subspaces.ipynb", title="Approximate interaction subspaces",
     params=(
         Param("eps", 0.25, "float", "Total error level of the certificates.", low=0.01, high=0.9),
         Param("d", 8, "int", "Dimension of queries, keys and the interaction matrix M.", low=2, high=64),

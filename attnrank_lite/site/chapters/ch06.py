@@ -18,10 +18,7 @@ CORPUS_PASSAGES = 79
 
 
 def _inputs(v):
-    """What the chapter reads outside the package: its ``corpus`` file when one is given, and
-    the model folder ``model`` names on this machine (a folder, or a snapshot in the local
-    Hugging Face cache); the shipped corpus and the bundled model are in the package and the
-    pinned versions."""
+    """The ``corpus`` file when given and the local folder of ``model`` (the shipped ones are in the package)."""
     from pathlib import Path
 
     from ...calibration.bert import find_local_model  # here: chapter specs load at every start
@@ -56,9 +53,7 @@ def _runtime(v):
 
 
 SPEC = ChapterSpec(
-    key="ch06",
-    notebook="06_bert_calibration.ipynb",
-    title="The BERT calibration",
+    key="ch06", notebook="06_bert_calibration.ipynb", title="The BERT calibration",
     params=(
         Param("model", "bert-base-uncased", "str",
               "Model folder or Hugging Face id, looked up locally only (folder, then the local HF cache); "

@@ -35,8 +35,7 @@ def _runtime(v):
 
 
 def _stored_rows_to_recheck(v) -> tuple[int, int]:
-    """``(rows, largest n)`` that the page rechecks from the store's certificates: none when
-    the store keeps none (or cannot be read), else ``recheck_sample`` rows (all when ``None``)."""
+    """``(rows, largest n)`` the page rechecks from the store's certificates (none without certificates)."""
     from ...laws import law_store  # here: chapter specs load at every start
 
     path = REPO / v["store"]
@@ -51,9 +50,7 @@ def _stored_rows_to_recheck(v) -> tuple[int, int]:
 
 
 SPEC = ChapterSpec(
-    key="ch07",
-    notebook="07_laws_at_scale.ipynb",
-    title="The laws at scale",
+    key="ch07", notebook="07_laws_at_scale.ipynb", title="The laws at scale",
     params=(
         Param("d_values", [2, 3, 4, 5], "int_list", "Dimensions of the live sweep (points on S^(d-1)).",
               low=2, high=8, max_len=7),
