@@ -78,7 +78,11 @@ def logits(Q, K=None, beta: float = 1.0, log_weights=None) -> np.ndarray:
     log_weights : array_like, shape (m,), optional
         Key log-multiplicities (:ref:`prop-multiplicity`); ``-inf`` allowed, NaN and ``+inf`` not.
 
-    ``ValueError`` (naming ``beta``) when :math:`\beta\langle q_i, k_j\rangle` overflows float64."""
+    Raises
+    ------
+    ValueError
+        Naming ``beta``, when :math:`\beta\langle q_i, k_j\rangle` overflows float64.
+    """
     Q, K = query_key_pair(Q, K)
     beta = finite_nonnegative("beta", beta)
     w = None if log_weights is None else _log_weights(log_weights, K.shape[0])
