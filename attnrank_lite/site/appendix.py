@@ -7,10 +7,13 @@ import html
 import pkgutil
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import takewhile
 from pathlib import Path
 
 import nbformat
+from markdown_it import MarkdownIt
+from mdit_py_plugins.colon_fence import colon_fence_plugin
 
 from .chapters import all_chapters, get_chapter
 from .pagenote import machine_text, rerun_command
@@ -31,7 +34,7 @@ MARKERS = (
     (re.compile(r"proved\s+here", re.I), "Proved here"),
     (re.compile(r"numerical\s+evidence\s+here", re.I), "Numerical evidence here"),
 )
-_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>[a-zA-Z]+)\}[ \t]*(?P<title>.*?)\s*$")
+_OPEN = re.compile(r"^\{prf:(?P<kind>[a-zA-Z]+)\}[ \t]*(?P<title>.*?)\s*$")
 _OPTION = re.compile(r"^\s*:(?P<key>[a-zA-Z_-]+):\s*(?P<value>.*?)\s*$")
 _BOLD = re.compile(r"^\s*\*\*(?P<text>.+?)\*\*")
 
@@ -51,37 +54,24 @@ class StatementBox:
 
 
 def scan_markdown(text: str, page: str = "") -> list[StatementBox]:
-    """Statement boxes of one MyST text: backtick or colon fences of three or more, closed by a line of
-    that character at least as long; a ``{prf:proof}`` box sets ``has_proof`` on the statement before it."""
-    lines = text.splitlines()
-    boxes: list[dict] = []
-    i = 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        i += 1
-        if not m:
+    """Statement boxes of one MyST text (backtick or colon fences, as markdown-it parses them); a
+    ``{prf:proof}`` box sets ``has_proof`` on the statement before it."""
+    boxes: list[StatementBox] = []
+    for tok in MarkdownIt("commonmark").use(colon_fence_plugin).parse(text):
+        if tok.type not in ("fence", "colon_fence") or not (m := _OPEN.match(tok.info)):
             continue
-        close = re.compile(r"^\s{0,3}" + re.escape(m["fence"][0]) + "{" + str(len(m["fence"])) + r",}\s*$")
-        options = {}
-        while i < len(lines) and (o := _OPTION.match(lines[i])):
-            options[o["key"]] = o["value"]
-            i += 1
-        body = []
-        while i < len(lines) and not close.match(lines[i]):
-            body.append(lines[i])
-            i += 1
-        i += 1
-        first = next((ln.strip() for ln in body if ln.strip()), "")
+        lines = tok.content.splitlines()
+        options = [o.groups() for o in takewhile(bool, map(_OPTION.match, lines))]
+        first = next((ln.strip() for ln in lines[len(options):] if ln.strip()), "")
         kind = {"thm": "theorem"}.get(m["kind"].lower(), m["kind"].lower())
         if kind == "proof":
-            if boxes:
-                boxes[-1]["has_proof"] = True
+            boxes[-1:] = [replace(b, has_proof=True) for b in boxes[-1:]]
             continue
         bold = _BOLD.match(first)
-        boxes.append({"kind": kind, "title": m["title"], "label": options.get("label") or None, "page": page,
-                      "marker": next((name for rx, name in MARKERS if rx.search(first)), None),
-                      "lead": bold["text"] if bold else first[:80] + ("…" if len(first) > 80 else "")})
-    return [StatementBox(**b) for b in boxes]
+        boxes.append(StatementBox(kind, m["title"], dict(options).get("label") or None, page=page,
+                                  marker=next((name for rx, name in MARKERS if rx.search(first)), None),
+                                  lead=bold["text"] if bold else first[:80] + ("…" if len(first) > 80 else "")))
+    return boxes
 
 
 def _page_markdown(path: Path) -> str:
