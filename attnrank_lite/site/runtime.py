@@ -69,19 +69,14 @@ def probe_seconds() -> float:
     """CPU seconds of twenty 256 x 256 float64 products on one BLAS thread, best of five (the unit
     in which run times are compared across machines)."""
     import time
+    import timeit
 
     import numpy as np
     from threadpoolctl import threadpool_limits
 
     a = np.random.default_rng(0).standard_normal((256, 256))
-    best = float("inf")
     with threadpool_limits(1):
-        for _ in range(5):
-            t0 = time.process_time()
-            for _ in range(20):
-                a @ a
-            best = min(best, time.process_time() - t0)
-    return best
+        return min(timeit.repeat(lambda: a @ a, timer=time.process_time, number=20, repeat=5))
 
 
 def record_ratio(record: dict, probe: float, model: dict | None = None) -> float:
