@@ -7,15 +7,12 @@ from ..spec import ChapterSpec, Param
 
 
 def _sorted_betas(v):
-    for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas",
-                 "degree_ms", "sharp_poly_betas"):
-        b = v[name]
-        if any(x >= y for x, y in itertools.pairwise(b)):
-            return f"parameter {name!r} must be strictly increasing; got {b}"
+    for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas", "degree_ms", "sharp_poly_betas"):
+        if any(x >= y for x, y in itertools.pairwise(v[name])):
+            return f"parameter {name!r} must be strictly increasing; got {v[name]}"
     for name in ("betas_r1", "betas_r2", "betas_r3", "betas_random", "poly_betas"):
         if len(v[name]) < v["fit_points"]:
-            return (f"parameter {name!r} needs at least fit_points = {v['fit_points']} values; "
-                    f"got {len(v[name])}")
+            return f"parameter {name!r} needs at least fit_points = {v['fit_points']} values; got {len(v[name])}"
     return None
 
 

@@ -15,18 +15,14 @@ def _inputs(v):
     yield REPO / v["store"]
 
 
-def _work(d_values, n, betas, eps_values) -> float:
-    """Relative cost of a live sweep: the sum of its tasks' :func:`attnrank_lite.laws.scale.task_cost`."""
+def _runtime(v):
+    """The work of the costly steps: the live sweep (its tasks' :func:`~attnrank_lite.laws.scale.task_cost`),
+    reading the store, and the stored rows rechecked from their certificates (dense A, both sides: n^2 per row)."""
     from ...laws.scale import configurations, task_cost  # here: chapter specs load at every start
 
-    return sum(task_cost(*k) for k in configurations(d_values, n, betas, eps_values))
-
-
-def _runtime(v):
-    """The work of the costly steps: the live sweep, reading the store, and the stored rows
-    rechecked from their certificates (dense A, both sides: n^2 per row)."""
     rows = len(v["d_values"]) * len(v["betas"]) * len(v["eps_values"])
-    yield Cost("sweep", _work(v["d_values"], v["n"], v["betas"], v["eps_values"]), "n",
+    work = sum(task_cost(*k) for k in configurations(v["d_values"], v["n"], v["betas"], v["eps_values"]))
+    yield Cost("sweep", work, "n",
                f"{rows} live brackets on {v['n']:,} points (dense re-verification)")
     yield Cost("store", 1, "store", "reading the stored sweep, its law tables and figures")
     rows, n = _stored_rows_to_recheck(v)
