@@ -29,9 +29,8 @@ class PdfFailed(RuntimeError):
 
 def chromium() -> str:
     """The Chromium executable (Debian: ``chromium``), or :class:`PdfFailed` naming the package."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
+    if path := next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None):
+        return path
     raise PdfFailed("build --pdf needs Chromium to print the book: install it (Debian: apt-get install chromium; "
                     "make test's browser-deps target does) and rerun")
 

@@ -82,8 +82,7 @@ def save_table(df: pd.DataFrame, name: str, results_dir: str, show: bool = True,
     show : bool
         Display a relative HTML link to the file (works in Jupyter and on the website).
     certificates : str, optional
-        The table's :func:`certificate_folder`, bundled into ``name_certificates.zip``, or the reason
-        it is not published in the link line and in ``name_certificates.omitted``.
+        Its :func:`certificate_folder`, zipped to ``name_certificates.zip``; else why not, in ``*.omitted``.
     """
     if not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"table name {name!r} must use letters, digits, '_' and '-' only")
