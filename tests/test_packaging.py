@@ -27,7 +27,7 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 EXTRA_ONLY = {"torch", "transformers", "safetensors", "tokenizers", "huggingface_hub", "sphinx", "docutils",
               "myst_nb", "myst_parser", "sphinx_proof", "sphinx_exercise", "jupyter_book",
               "papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "IPython", "yaml",
-              "filelock"}
+              "filelock", "markdown_it", "mdit_py_plugins"}
 #: what a plain install must bring (the mathematics, verify and sweep), and what it must not
 CORE_MODULES = ("numpy", "scipy", "pandas", "matplotlib", "tqdm", "threadpoolctl", "psutil")
 BOOK_ONLY = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel")
@@ -73,7 +73,8 @@ def test_lock_record_names_the_file_and_its_sha256(tmp_path):
 def test_runtime_dependencies_cover_the_imports_of_the_package():
     """Every third-party module imported anywhere in attnrank_lite is declared (runtime or extra)."""
     declared = {canonicalize_name(r.name) for r in _declared()}
-    module_to_dist = {"PIL": "pillow", "yaml": "pyyaml", "IPython": "ipython", "filelock": "filelock"}
+    module_to_dist = {"PIL": "pillow", "yaml": "pyyaml", "IPython": "ipython", "filelock": "filelock",
+                      "markdown_it": "markdown-it-py"}
     stdlib = set(sys.stdlib_module_names)
     seen = set()
     for path in (REPO / "attnrank_lite").rglob("*.py"):

@@ -58,7 +58,8 @@ def _cmd_list(args) -> int:
 
 
 #: the top-level modules of the ``book`` extra that ``run`` and ``build`` import
-BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "yaml", "filelock")
+BOOK_EXTRA = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "yaml", "filelock", "markdown_it",
+              "mdit_py_plugins")
 
 
 def _book_machinery(command: str):
