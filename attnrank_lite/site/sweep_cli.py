@@ -76,15 +76,6 @@ def _executor(args):
     return workers, scheduler
 
 
-def _command(args) -> str:
-    """The sweep's command line as it would be typed (store path as given)."""
-    from ..laws.report import sweep_command
-
-    cmd = sweep_command(args.d, args.n, args.beta, args.eps, args.points, args.seed, store=args.store)
-    return cmd + (f" --workers {args.workers}" if args.workers else
-                  f" --scheduler {args.scheduler}" if args.scheduler else "")
-
-
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
     from ..laws import law_store, scale
@@ -112,6 +103,10 @@ def cmd_sweep(args) -> int:
     except ValueError as exc:  # name the parameter as it is typed
         raise ParameterError(str(exc).replace("parameter '", "parameter '--", 1)) from None
     workers, scheduler = _executor(args)
+    from ..laws.report import sweep_command  # the sweep's command line as typed (store path as given)
+
+    command = sweep_command(ds, n, betas, eps, args.points, seed, store=args.store) + (
+        f" --workers {workers}" if workers else f" --scheduler {args.scheduler}" if args.scheduler else "")
     with _store_errors("--store"):  # before any worker starts: a store that cannot be written fails at once
         law_store.open_store(args.store).close()
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
@@ -131,7 +126,7 @@ def cmd_sweep(args) -> int:
             try:
                 res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
                                       limit=None if avail is None else (avail, "this machine"),
-                                      command=_command(args), executor_name=where)
+                                      command=command, executor_name=where)
             except parallel.TaskTooLarge as exc:
                 raise TooLarge(str(exc)) from None
     finally:
