@@ -54,8 +54,8 @@ class StatementBox:
 
 
 def scan_markdown(text: str, page: str = "") -> list[StatementBox]:
-    """Statement boxes of one MyST text (backtick or colon fences, as markdown-it parses them); a
-    ``{prf:proof}`` box sets ``has_proof`` on the statement before it."""
+    """Statement boxes of one MyST text (markdown-it's backtick or colon fences: three or more, closed by at
+    least as many); a ``{prf:proof}`` box sets ``has_proof`` on the statement before it."""
     boxes: list[StatementBox] = []
     for tok in MarkdownIt("commonmark").use(colon_fence_plugin).parse(text):
         if tok.type not in ("fence", "colon_fence") or not (m := _OPEN.match(tok.info)):
