@@ -330,7 +330,8 @@ const vw = document.documentElement.clientWidth;
 const sw = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
 const out = [...document.querySelectorAll('.bd-article *')]
   .filter(e => e.getBoundingClientRect().right > vw + 1 && e.getBoundingClientRect().left < vw)
-  .slice(0, 3).map(e => e.tagName.toLowerCase() + '.' + e.className + ': ' + (e.innerText || '').slice(0, 60));
+  .slice(0, 3).map(e => e.tagName.toLowerCase() + '.' + e.getAttribute('class') + ': '
+                      + Array.from(e.innerText || '').slice(0, 60).join(''));  // whole code points
 return {viewport: vw, document: sw, out: out};
 """
 
