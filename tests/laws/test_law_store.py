@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from store_cases import unusable_store
 
 from attnrank_lite.laws import law_store, scale
 
@@ -71,20 +72,7 @@ def test_a_store_with_an_unapplied_log_in_a_read_only_folder_is_refused(tmp_path
     ("a folder", "is a folder", False),
 ])
 def test_open_store_says_what_is_wrong(tmp_path, case, phrase, filesystem):
-    path = tmp_path / "s.sqlite"
-    if case == "garbage":
-        path.write_bytes(b"not a database at all\n" * 10)
-    elif case == "truncated":
-        _store(path, [float(b) for b in range(1, 200)])
-        path.write_bytes(path.read_bytes()[:5000])
-    elif case == "other database":
-        with sqlite3.connect(path) as con:
-            con.execute("CREATE TABLE rows (x)")
-        con.close()
-    elif case == "missing folder":
-        path = tmp_path / "no" / "s.sqlite"
-    else:
-        path.mkdir()
+    path = unusable_store(tmp_path, case, lambda p: _store(p, [1.0, 2.0]))
     with pytest.raises(law_store.StoreError, match=phrase) as info:
         con = law_store.open_store(path)
         law_store.stored_keys(con, "abc")  # a damaged page may only show when it is read

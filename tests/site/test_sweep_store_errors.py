@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from store_cases import unusable_store
 
 from attnrank_lite.laws import law_store
 from attnrank_lite.site import cli
@@ -39,24 +39,7 @@ def _good_store(path: Path) -> Path:
     ("a folder", "is a folder"),
 ])
 def test_a_store_that_is_not_a_sweep_store_is_a_bad_parameter(tmp_path, capsys, case, phrase):
-    path = tmp_path / "s.sqlite"
-    if case == "garbage":
-        path.write_bytes(b"\x00garbage" * 100)
-    elif case == "truncated":
-        _good_store(path)
-        with sqlite3.connect(path) as con:  # grow it past a few pages, then cut it
-            con.execute("CREATE TABLE pad (x)")
-            con.executemany("INSERT INTO pad VALUES (?)", [("x" * 500,)] * 200)
-        con.close()
-        path.write_bytes(path.read_bytes()[:5000])
-    elif case == "other database":
-        with sqlite3.connect(path) as con:
-            con.execute("CREATE TABLE rows (x)")
-        con.close()
-    elif case == "missing folder":
-        path = tmp_path / "no" / "s.sqlite"
-    else:
-        path.mkdir()
+    path = unusable_store(tmp_path, case, _good_store)
     capsys.readouterr()
     assert cli.main([*SWEEP, "--store", str(path)]) == cli.EXIT["bad parameter"]
     err = _one_line(capsys)
