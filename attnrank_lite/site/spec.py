@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import math
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "shown", "PROFILES"]
+__all__ = ["Param", "ChapterSpec", "ParameterError", "parse_value", "shown", "PROFILES", "chapter_spec"]
 
 PROFILES = ("quick", "book", "paper")
 _KINDS = ("int", "float", "str", "bool", "int_list", "float_list", "str_list")
@@ -176,3 +178,23 @@ class ChapterSpec:
             if msg := rule(out):
                 raise ParameterError(msg)
         return out
+
+
+def chapter_spec(module: str, **functions) -> ChapterSpec:
+    """The chapter declared in the TOML file beside ``module`` (a chapter's ``__file__``): ``key``,
+    ``notebook``, ``title``, a ``[params.NAME]`` table of :class:`Param` fields each (no ``default``: None),
+    ``[profiles.NAME]`` (the string ``"None"`` for None) and ``[code]``; ``functions`` are the
+    chapter's ``constraints``, ``memory``, ``runtime`` and ``inputs``."""
+    path = Path(module).with_suffix(".toml")
+    data = tomllib.loads(path.read_text())
+    try:
+        params = tuple(Param(name, **{"default": None, **p, **({"choices": tuple(p["choices"])} if "choices" in p
+                                                                else {})}) for name, p in data.pop("params").items())
+        profiles = {name: {k: None if v == "None" else v for k, v in over.items()}
+                    for name, over in data.pop("profiles", {}).items()}
+        code = {label: " ".join(paths) for label, paths in data.pop("code", {}).items()}
+        spec = ChapterSpec(**data, params=params, profiles=profiles, code=code, **functions)
+        spec.validate(spec.defaults())
+    except (TypeError, ValueError) as exc:  # an unknown field or kind, a default outside its bounds
+        raise ValueError(f"{path.name}: {exc}") from None
+    return spec

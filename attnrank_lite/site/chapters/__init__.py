@@ -1,4 +1,4 @@
-"""The book's chapters: one module ``chNN.py`` per notebook defining ``SPEC``, found by name."""
+"""The book's chapters: one module ``chNN.py`` per notebook defining ``SPEC`` from its ``chNN.toml``, found by name."""
 from __future__ import annotations
 
 import importlib

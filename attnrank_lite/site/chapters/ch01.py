@@ -1,7 +1,7 @@
-"""Chapter 1: the max-row-l1 approximation rank."""
+"""Chapter 1: the max-row-l1 approximation rank; its declaration (parameters, profiles, code map) is ``ch01.toml``."""
 from ..memory import dense_need
 from ..runtime import Cost
-from ..spec import ChapterSpec, Param
+from ..spec import chapter_spec
 
 
 def _memory(v):
@@ -23,46 +23,12 @@ def _runtime(v):
     yield Cost("exact", n ** 3, "n", "the exact cases")
 
 
-SPEC = ChapterSpec(
-    key="ch01", notebook="01_approximation_rank.ipynb", title="The max-row-l1 approximation rank",
-    params=(
-        Param("n", 48, "int", "Size of the exact-case matrices (identity, uniform, blocks).", low=2, high=2000),
-        Param("blocks", 4, "int", "Number of uniform diagonal blocks (at most n).", low=1, high=2000),
-        Param("eps", 0.25, "float", "Error level of the main examples (at least 1e-6: below it float64 "
-              "rounding margins keep the exact cases' brackets from closing).", low=1e-6, high=0.999),
-        Param("eps_values", [0.05, 0.1, 0.25, 0.5, 0.75, 0.95], "float_list",
-              "Error levels of the monotonicity sweep.", low=0.0, high=2.0),
-        Param("n_circle", 256, "int", "Points of the equispaced-circle demo instance.", low=8, high=4096),
-        Param("beta", 64.0, "float", "Inverse temperature of the circle demo.", low=0.0, high=1e6),
-        Param("n_trials", 2000, "int",
-              "Random value matrices tried against prop-bounded-outputs.", low=1, high=10**6),
-        Param("split_factors", [1, 2, 4, 8, 16, 32, 64], "int_list",
-              "Copies per key in the spectral-rank contrast.", low=1, high=256),
-        Param("seed", 0, "int", "Random seed.", low=0, high=2**32 - 1),
-    ),
-    profiles={
-        "quick": {"n": 24, "n_circle": 128, "n_trials": 200, "split_factors": [1, 4, 16, 64]},
-        "paper": {"n": 200, "n_circle": 1024, "n_trials": 20000},
-    },
+SPEC = chapter_spec(
+    __file__,
     constraints=(
         lambda v: None if v["blocks"] <= v["n"] else
         f"parameter 'blocks' must be at most n = {v['n']}; got {v['blocks']}",
     ),
     memory=_memory,
     runtime=_runtime,
-    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
-        "def-attention": "engine.attention.softmax_attention",
-        "def-rank-eps": "engine.norms.row_l1 engine.bracket.rank_bracket",
-        "prop-bounded-outputs": "engine.norms.worst_case_values basics.report.bounded_outputs_table "
-            "engine.norms.bounded_output_error basics.examples.random_bounded_values_max",
-        "prop-cluster-mass": "engine.certificates.ClusterMassCertificate engine.lower.cluster_mass_lower_bound "
-            "basics.report.cluster_certificate basics.report.tamper_table",
-        "prop-frobenius-tail": "engine.certificates.FrobeniusTailCertificate engine.lower.frobenius_tail_lower_bound "
-            "basics.report.eps_sweep_table",
-        "prop-exact-cases": "basics.examples.exact_cases basics.report.exact_case_table",
-        "prop-invariances": "engine.attention.row_softmax basics.report.invariance_table "
-            "engine.bracket_algebra.intersect engine.bracket_algebra.monotone_envelope",
-        "prop-multiplicity": "basics.examples.merge_duplicate_keys basics.examples.split_keys "
-            "basics.report.multiplicity_table basics.report.spectral_contrast_table",
-    },
 )

@@ -1,7 +1,9 @@
-"""Chapter 6: the BERT calibration on real pretrained weights."""
+"""Chapter 6: the BERT calibration on real pretrained weights.
+
+Its declaration (parameters, profiles, code map) is ``ch06.toml``."""
 from ..memory import BRACKET_COPIES, MemoryNeed
 from ..runtime import Cost
-from ..spec import ChapterSpec, Param
+from ..spec import chapter_spec
 
 
 def _memory(v):
@@ -52,48 +54,8 @@ def _runtime(v):
                f"{v['n_boot']:,} bootstrap resamples")
 
 
-SPEC = ChapterSpec(
-    key="ch06", notebook="06_bert_calibration.ipynb", title="The BERT calibration",
-    params=(
-        Param("model", "bert-base-uncased", "str",
-              "Model folder or Hugging Face id, looked up locally only (folder, then the local HF cache); "
-              "'bundled-minilm' selects the bundled MiniLM-L6-H384 directly."),
-        Param("allow_fallback", True, "bool",
-              "Use the bundled MiniLM-L6-H384 when 'model' is not found locally (false: stop with a message)."),
-        Param("corpus", None, "str",
-              "Calibration text file (passages separated by blank lines); None: the shipped corpus.",
-              nullable=True),
-        Param("n_sequences", None, "int", "Use this many passages, evenly spaced over the corpus (None: all).",
-              low=2, high=100000, nullable=True),
-        Param("max_tokens", 128, "int",
-              "Tokens per sequence, [CLS] and [SEP] included (longer passages are truncated).",
-              low=8, high=512),
-        Param("layers", None, "int_list",
-              "Layers of the head set (None: the first 7 layers, all when the model has fewer).",
-              low=0, high=63, nullable=True),
-        Param("heads", None, "int_list", "Heads of every selected layer (None: all).", low=0, high=127, nullable=True),
-        Param("multipliers", [0.25, 0.5, 1.0, 2.0, 4.0], "float_list",
-              "Inverse-temperature multipliers of the trained logit scale 1/sqrt(d_head).", low=0.01, high=100.0,
-              max_len=16),
-        Param("eps", 0.25, "float", "Error level of the rank brackets and certificates.", low=0.01, high=0.99),
-        Param("tau", 0.1, "float", "Output tolerance of the interaction truncation (must be below eps).",
-              low=0.001, high=0.98),
-        Param("tau_values", [0.02, 0.05, 0.1, 0.2, 0.5, 1.0], "float_list", "Tolerances of the r(tau) curves.",
-              low=0.001, high=2.0, max_len=32),
-        Param("bracket_sequences", 12, "int",
-              "Rank brackets and polynomial certificates on this many evenly spaced sequences (None: every one).",
-              low=1, high=100000, nullable=True),
-        Param("max_degree", 64, "int",
-              "Largest polynomial degree tried by the polynomial certificates.", low=1, high=256),
-        Param("n_boot", 2000, "int",
-              ("Bootstrap resamples (whole heads) for the Spearman intervals; an interval is reported only "
-               "when at least 95% of them define the correlation."), low=100, high=100000),
-        Param("seed", 0, "int", "Random seed of the bootstrap.", low=0, high=2**32 - 1),
-    ),
-    profiles={
-        "quick": {"n_sequences": 12, "layers": [0, 5], "multipliers": [0.25, 1.0, 4.0], "n_boot": 300},
-        "paper": {"model": "bert-base-uncased", "allow_fallback": False, "n_boot": 5000, "bracket_sequences": None},
-    },
+SPEC = chapter_spec(
+    __file__,
     constraints=(
         lambda v: None if v["tau"] < v["eps"] else
         f"parameter 'tau' must be below eps = {v['eps']} (the polynomial certificate gets eps - tau); got {v['tau']}",
@@ -101,14 +63,4 @@ SPEC = ChapterSpec(
     memory=_memory,
     runtime=_runtime,
     inputs=_inputs,
-    code={  # label -> the functions implementing or checking it (under attnrank_lite.)
-        "claim-bert-calibration": "calibration.study.run_study calibration.report.associations "
-            "calibration.report.spearman_bootstrap calibration.report.verdict",
-        "def-whitened-effective-dimension": "calibration.whitened.head_geometry calibration.whitened.eta_bound "
-            "calibration.whitened.eta_osc calibration.whitened.tolerance_dims",
-        "prop-whitened-truncation": "calibration.whitened.truncated_coordinates engine.perturbation.oscillation_bound "
-            "calibration.whitened.eta_osc calibration.whitened.eta_bound",
-        "prop-certificate-chain": "calibration.study.study_head quotient.polynomial.polynomial_certificate "
-            "quotient.polynomial.monomial_count",
-    },
 )
