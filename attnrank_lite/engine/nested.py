@@ -28,6 +28,21 @@ ADDED_ROWS = 32
 MAX_ROUNDS = 6
 #: with more than twice this many cuts, sample errors are computed at every CHUNK-th cut first
 CHUNK = 16
+#: a full check of at least this many ``n * m * width`` runs in float32 first (rows that miss
+#: a threshold there are checked again in float64); smaller ones run in float64 only
+FAST_CHECK_MIN = 2**28
+#: columns per float32 product of a fast full check (the inner length in its rounding bound)
+FAST_CHUNK = 256
+#: rows per float64 recheck of a fast full check (worst first)
+RECHECK_ROWS = 64
+#: float32 unit roundoff
+_U32 = 2.0**-24
+
+
+def _gamma32(k: int) -> float:
+    r"""Higham's :math:`\gamma_k` in float32 (:math:`u = 2^{-24}`), rounded up by ``1e-6``."""
+    ku = k * _U32
+    return ku / (1.0 - ku) * (1.0 + 1e-6) if ku < 0.5 else float("inf")
 
 
 class _Family:
@@ -36,6 +51,7 @@ class _Family:
     def __init__(self, source: RowSource, V: np.ndarray, cuts: list[int]):
         self.source, self.V, self.cuts = source, V, cuts
         self._abs_R_rows = None  # (|V^T| 1)_k: row sums of |R| for R = V^T, rounded upward
+        self._V32 = None  # V rounded to float32 (fast full checks)
 
     def sample_errors(self, rows: np.ndarray, wanted=None) -> list[float]:
         """Largest row error of each cut on the sample ``rows`` (computed, no margin). With more than
@@ -77,8 +93,19 @@ class _Family:
             out.append(float(np.abs(residual).sum(axis=1).max()))
         return out
 
-    def full_check(self, checked: list[int]):
-        """One pass over ``A``: ``L = A V_top`` and, per cut index checked, each row's error plus margin."""
+    def full_check(self, checked: list[int], thresholds: dict | None = None):
+        """One pass over ``A``: ``L = A V_top`` and, per cut index in ``checked``, each row's
+        error plus its proven rounding margin.
+
+        With ``thresholds`` (cut index -> the smallest eps its bounds will be compared with) and
+        a large enough pass (``n * m * width >= FAST_CHECK_MIN``), the pass runs in float32 first
+        (:meth:`_fast_block`: half the cost of the float64 products, with its own proven margin);
+        a row whose float32 bound misses ``search_target`` of a threshold is checked again in
+        float64, first with the same coefficients, then with float64 coefficients (today's
+        computation for that row). Every returned bound is a proven upper bound on its row's
+        error for the returned ``L``, and a row meets every threshold whenever the all-float64
+        computation of that row does: acceptance is never worse than the float64 pass.
+        """
         source, V, cuts = self.source, self.V, self.cuts
         n, m = source.n, source.m
         top = cuts[max(checked)]
@@ -87,26 +114,130 @@ class _Family:
             self._abs_R_rows = np.concatenate(
                 [np.abs(V[:, j:min(top, j + 256)]).sum(axis=0) for j in range(0, top, 256)]
                 or [np.zeros(0)]) * (1 + gamma(m + 2))
-        abs_R_rows = self._abs_R_rows
         left = np.empty((n, top))
         bounds = {i: np.empty(n) for i in checked}
-        gam = gamma(top + m + 2)
-        first = cuts[min(checked)]
+        fast = thresholds is not None and n * m * top >= FAST_CHECK_MIN
+        failed: set = set()  # cuts that fail in float64 (fast checks: no more rechecks)
         for sl, A_b in source.blocks():
+            if fast:
+                self._fast_block(sl, A_b, top, checked, thresholds, left, bounds, failed)
+                continue
             P = A_b @ V[:, :top]
             left[sl] = P
-            mass = np.abs(A_b).sum(axis=1)
-            residual = A_b - P[:, :first] @ V[:, :first].T
-            done = first
-            abs_P = np.abs(P)
-            for i in sorted(checked):
-                cut = cuts[i]
-                if cut > done:
-                    residual -= P[:, done:cut] @ V[:, done:cut].T
-                    done = cut
-                margin = gam * (mass + abs_P[:, :cut] @ abs_R_rows[:cut]) * (1 + 4 * gamma(m + 2))
-                bounds[i][sl] = np.abs(residual).sum(axis=1) + margin
+            for i, b in self._bounds64(A_b, P, checked).items():
+                bounds[i][sl] = b
         return left, bounds
+
+    def _bounds64(self, A_b: np.ndarray, P: np.ndarray, checked) -> dict:
+        r"""Row error bounds of ``B = P V_cut^T`` on the rows ``A_b`` for each checked cut, in
+        float64: the computed row-l1 residual plus
+        :math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|P||V^\top|\mathbf 1)_i)`, rounded upward."""
+        V, cuts, m = self.V, self.cuts, self.source.m
+        abs_R_rows = self._abs_R_rows
+        gam = gamma(cuts[max(checked)] + m + 2)
+        first = cuts[min(checked)]
+        mass = np.abs(A_b).sum(axis=1)
+        residual = A_b - P[:, :first] @ V[:, :first].T
+        done = first
+        abs_P = np.abs(P)
+        out = {}
+        for i in sorted(checked):
+            cut = cuts[i]
+            if cut > done:
+                residual -= P[:, done:cut] @ V[:, done:cut].T
+                done = cut
+            margin = gam * (mass + abs_P[:, :cut] @ abs_R_rows[:cut]) * (1 + 4 * gamma(m + 2))
+            out[i] = np.abs(residual).sum(axis=1) + margin
+        return out
+
+    def _v32(self, top: int) -> np.ndarray:
+        """``V[:, :top]`` rounded to float32 (kept for the next checks)."""
+        if self._V32 is None or self._V32.shape[1] < top:
+            self._V32 = np.asfortranarray(self.V[:, :top], dtype=np.float32)
+        return self._V32
+
+    def _fast_block(self, sl: slice, A_b: np.ndarray, top: int, checked, thresholds: dict, left, bounds,
+                    failed: set) -> None:
+        r"""One row block of :meth:`full_check` in float32, with float64 rechecks of the rows
+        whose float32 bound misses a threshold.
+
+        The coefficients are ``P = fl32(A32 V32)`` (any ``P`` is a valid left factor; it is
+        stored in float64, exactly). The residual :math:`A - P V^\top` is computed in float32
+        from ``A32 = fl32(A)`` and ``V32 = fl32(V)``, subtracting the products of at most
+        :data:`FAST_CHUNK` columns one after the other (``J`` subtractions in all). With
+        :math:`u = 2^{-24}` and :math:`S = |P||V|^\top`, every entry's error is at most
+        :math:`u|A| + uS` (rounding ``A``, ``V``) :math:`+ \gamma_{w}S` (a product of inner
+        length ``w <= FAST_CHUNK``, any summation order: Higham (3.5)) :math:`+ Ju(1 +
+        \gamma)(|A| + S)` (the subtractions), so at most :math:`\gamma_{w + J + 4}(|A| + S)`,
+        plus an absolute ``2^-125`` per operation for underflow (flush-to-zero included).
+        Summed over the row (in float64, rounded upward), this is the float32 bound; it adds
+        :math:`6\gamma_{k+m+4}(|A| + S)`, so that a row it accepts also passes ``verify``'s float64
+        check (computed error plus twice its margin :math:`2\gamma_{k+m+4}(|A| + S)`) without the
+        exact-arithmetic fallback.
+
+        Rows missing ``search_target`` of a threshold are checked again in float64, worst first,
+        :data:`RECHECK_ROWS` at a time: first with the same coefficients (the smaller bound of
+        the same ``L`` kept), then, if still missing, with float64 coefficients (the all-float64
+        computation of that row, :meth:`_bounds64`). A cut whose all-float64 bound misses its
+        threshold on some row fails as it would in float64; it is added to ``failed`` and its
+        rows are not rechecked any more (their float32 bounds stay: valid, and failing).
+        """
+        V, cuts, m = self.V, self.cuts, self.source.m
+        V32 = self._v32(top)
+        A32 = A_b.astype(np.float32)
+        P32 = A32 @ V32[:, :top]
+        P = P32.astype(np.float64)
+        left[sl] = P
+        mass = np.abs(A_b).sum(axis=1)
+        abs_P = np.abs(P)
+        abs_R_rows = self._abs_R_rows
+        ends = sorted(set(list(range(FAST_CHUNK, top, FAST_CHUNK)) + [cuts[i] for i in checked]))
+        c32 = _gamma32(FAST_CHUNK + len(ends) + 4) * (1 + 1e-5)
+        floor = m * (top + len(ends) + 4) * 2.0 ** -125
+        up = 1 + 4 * gamma(m + 2)
+        c32 += 6 * gamma(top + m + 4)  # room for verify's float64 check (norms.row_l1_blockwise)
+        residual = A32
+        done = 0
+        want = {cuts[i]: i for i in checked}
+        for end in ends:
+            residual -= P32[:, done:end] @ V32[:, done:end].T
+            done = end
+            if end in want:
+                i = want[end]
+                mag = mass + abs_P[:, :end] @ abs_R_rows[:end]
+                bounds[i][sl] = (np.abs(residual).sum(axis=1, dtype=np.float64) + c32 * mag + floor) * up
+        del residual, A32
+        rows = np.arange(sl.start, sl.stop)
+        targets = {i: search_target(thresholds[i]) for i in checked}
+
+        def excess(local):  # by how much the worst open cut misses its target, per local row
+            open_ = [i for i in checked if i not in failed]
+            if not open_:
+                return np.full(local.size, -np.inf)
+            return np.max([bounds[i][rows[local]] - targets[i] for i in open_], axis=0)
+
+        todo = np.arange(A_b.shape[0])
+        ex = excess(todo)
+        todo = todo[~(ex <= 0)]
+        todo = todo[np.argsort(-np.nan_to_num(ex[~(ex <= 0)], nan=np.inf), kind="stable")]
+        for s in range(0, todo.size, RECHECK_ROWS):
+            idx = todo[s:s + RECHECK_ROWS]
+            idx = idx[~(excess(idx) <= 0)]
+            if not idx.size:
+                continue
+            again = self._bounds64(A_b[idx], P[idx], checked)  # same coefficients, float64
+            for i in checked:
+                bounds[i][rows[idx]] = np.minimum(bounds[i][rows[idx]], again[i])
+            idx = idx[~(excess(idx) <= 0)]
+            if not idx.size:
+                continue
+            A_r = A_b[idx]  # float64 coefficients: the all-float64 computation of these rows
+            P64 = A_r @ V[:, :top]
+            left[rows[idx]] = P64
+            for i, b in self._bounds64(A_r, P64, checked).items():
+                bounds[i][rows[idx]] = b
+                if not bool(np.all(b <= thresholds[i])):
+                    failed.add(i)
 
 
 def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, lo: int = 0,
@@ -158,7 +289,12 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
             break
         need_top = any(failed[e] and passing[e] is None for e in range(len(eps_list)))
         checked = sorted(set(candidate.values()) | ({top} if need_top else set()))
-        left, bounds = family.full_check(checked)
+        # each cut's bounds are compared with the eps of the levels it is the candidate of; the
+        # top cut's with every open level's (_note_top)
+        open_eps = min(eps_list[e] for e in range(len(eps_list)) if found[e] is None)
+        thresholds = {i: min([eps_list[e] for e, c in candidate.items() if c == i]
+                             + ([open_eps] if i == top else [])) for i in checked}
+        left, bounds = family.full_check(checked, thresholds)
         _note_top(bounds, left, top, eps_list, failed, passing, found)
         for e, i in candidate.items():
             if bool(np.all(bounds[i] <= eps_list[e])):
@@ -169,7 +305,8 @@ def nested_family_search(source: RowSource, V: np.ndarray, cuts, eps_values, *, 
             failed[e] = True
             _note_top(bounds, left, top, eps_list, failed, passing, found)
     if any(failed[e] and found[e] is None and passing[e] is None for e in range(len(eps_list))):
-        left, bounds = family.full_check([top])
+        open_eps = min(eps_list[e] for e in range(len(eps_list)) if found[e] is None)
+        left, bounds = family.full_check([top], {top: open_eps})
         _note_top(bounds, left, top, eps_list, failed, passing, found)
     for e in range(len(eps_list)):
         if found[e] is None and passing[e] is not None:
@@ -192,7 +329,7 @@ def _bisect(family: _Family, eps: float, failing: int, passing: int, left: np.nd
     cuts = family.cuts
     while passing - failing > 1:
         mid = (failing + passing) // 2
-        mid_left, bounds = family.full_check([mid])
+        mid_left, bounds = family.full_check([mid], {mid: eps})
         if bool(np.all(bounds[mid] <= eps)):
             passing, left = mid, mid_left
         else:
