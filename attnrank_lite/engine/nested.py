@@ -5,7 +5,9 @@ every upper family on stored and streamed matrices.
 Every cut's row-l1 error on a sample of rows is computed incrementally; a cut failing on the
 sample fails on ``A``, so the first cut passing there is the smallest that can pass. One pass
 over ``A`` then checks it with the proven margin
-:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)`; a failing candidate adds
+:math:`\gamma_{k+m+2}(\sum_j|A_{ij}| + (|L_k||V_k^\top|\mathbf 1)_i)` (in float32, with its own
+proven margin, when ``n m k >= FAST_CHECK_MIN``; rows it leaves in doubt are rechecked in
+float64, ``_Family.full_check``); a failing candidate adds
 its worst rows to the sample, and when the rounds run out bisection between a failing and a
 passing cut finishes. The error is not monotone in ``k`` (chapter 1,
 :ref:`Certificates <sec-bracket-certificates>`): the bisection returns a valid member whose next
