@@ -8,7 +8,8 @@ earlier one); every certificate verifies on ``A``; the brackets returned are fro
 
 **Effort** (:data:`EFFORTS`). ``"max"`` runs every family within the limits; ``"auto"`` runs the
 streamed SVD and l1 families only where their :class:`Estimate` promises :data:`AUTO_RATE` of the
-upper end per form-A of cost, and one rank.
+upper end per form-A of cost, and one rank. The right-inverse family runs under neither unless
+``CostLimits.right_inverse`` admits ``n * m`` (its cost is seconds to minutes).
 
 **Extension points.** A lower family is ``family(plan, eps) -> LowerCertificate | None`` (levels in
 increasing order), an upper family ``family(plan, eps_values, lowers, uppers) -> list`` of one
@@ -16,7 +17,7 @@ increasing order), an upper family ``family(plan, eps_values, lowers, uppers) ->
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -31,12 +32,13 @@ from .nested import nested_family_search
 from .neumann import attention_farthest_order, farthest_point_order, neumann_search
 from .progress import progress
 from .range_finder import randomized_range_finder
+from .right_inverse import right_inverse_search
 from .row_source import RowSource, evenly_spaced_rows
 from .upper import identity_certificate, nested_certificate, randomized_family, svd_upper_bound
 
 __all__ = ["AUTO_RATE", "CostLimits", "DENSE_LIMIT", "EFFORTS", "Estimate", "FORM_A_FLOPS", "FROBENIUS_LIMIT",
-           "FROBENIUS_ROWS", "L1_LIMIT", "LOWER_FAMILIES", "MATERIALISE_LIMIT", "Plan", "STREAMED_SVD_LIMIT",
-           "UPPER_FAMILIES", "assemble_brackets", "best_of", "check_effort"]
+           "FROBENIUS_ROWS", "L1_LIMIT", "LOWER_FAMILIES", "MATERIALISE_LIMIT", "Plan", "RIGHT_INVERSE_LIMIT",
+           "STREAMED_SVD_LIMIT", "UPPER_FAMILIES", "assemble_brackets", "best_of", "check_effort"]
 
 
 #: a stored matrix with ``min(n, m)`` up to this gets one dense SVD, larger ones the range finder
@@ -54,6 +56,9 @@ STREAMED_SVD_LIMIT = 4096 * 4096
 WHERE_CAPPED = "where capped"
 #: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at most this
 L1_LIMIT = 4 * 10**9
+#: the projected right-inverse family runs when ``n * m`` is at most this (0: off, the default; it
+#: costs seconds to minutes, far above forming ``A``: the stored sweep turns it on)
+RIGHT_INVERSE_LIMIT = 0
 
 #: the values of ``effort`` (the module docstring)
 EFFORTS = ("auto", "max")
@@ -112,6 +117,7 @@ class CostLimits:
     frobenius_rows: int = FROBENIUS_ROWS
     streamed_svd: int = STREAMED_SVD_LIMIT
     l1: int = L1_LIMIT  # n * m * upper, not n * m (see L1_LIMIT)
+    right_inverse: int = RIGHT_INVERSE_LIMIT
 
 
 @dataclass
@@ -136,6 +142,7 @@ class Plan:
     frobenius_tails: np.ndarray | None = None
     order: _LazyOrder | None = None
     centre_rows: Callable | None = None
+    neumann: dict = field(default_factory=dict)  # eps -> the Neumann family's rank
     family: tuple | None = None
     harmonic: list | None = None
     streamed_svd: tuple | None = None
@@ -216,7 +223,19 @@ def _neumann(plan: Plan, eps: float):
         plan.order = (_LazyOrder(plan.points, min(src.n, src.m)) if plan.points is not None
                       else attention_farthest_order(src.rows, src.n, src.n))
         plan.centre_rows = src.rows if plan.stored is not None else _RowCache(src)
-    return neumann_search(plan.centre_rows, src.n, src.m, eps, plan.order)
+    cert = neumann_search(plan.centre_rows, src.n, src.m, eps, plan.order)
+    plan.neumann[eps] = cert.rank
+    return cert
+
+
+def _right_inverse(plan: Plan, eps: float):
+    """The projected right-inverse search above the Neumann family's rank, on its centres, when
+    ``n * m <= limits.right_inverse`` (:func:`~attnrank_lite.engine.right_inverse.right_inverse_search`)."""
+    src = plan.source
+    if plan.order is None or eps not in plan.neumann or src.n * src.m > plan.limits.right_inverse:
+        return None
+    return right_inverse_search(plan.centre_rows, src.m, eps, plan.order, lo=plan.neumann[eps],
+                                max_seconds=RIGHT_INVERSE_SECONDS)
 
 
 #: the Neumann search keeps the rows of its centres while they hold at most this many entries
@@ -242,7 +261,9 @@ class _RowCache:
 
 #: the lower families, in order (ties keep the earlier one). The extension point: a new family
 #: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
-LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann)
+LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann, _right_inverse)
+#: no new program of the right-inverse search starts after this many seconds
+RIGHT_INVERSE_SECONDS = 600.0
 
 
 class _LazyOrder:

@@ -16,6 +16,13 @@ any matrix :math:`X` (``m x p``) with
 supported on the keys of the Voronoi cells most tied to centre ``b`` (HiGHS, through
 ``scipy.optimize.linprog``).
 
+:func:`projected_right_inverse` reaches such an ``X`` without a solver, by alternating
+projections between the affine set :math:`A_S X = I` (on the same supports) and the ball
+:math:`\max_j \|X_{j,:}\|_1 \le (1 - \delta)/\varepsilon`; :func:`right_inverse_search` runs it on
+any row source (the bracket's ``right_inverse`` family, off unless ``CostLimits.right_inverse``
+allows it). On 6,000 well-spread points of S^3 (beta = 16, eps = 0.25) it certifies 72 rows in
+2 CPU s where Neumann's certificate gives 50 and HiGHS did not finish one program in 16 minutes.
+
 The certificate stores ``rows`` and ``X``; its ``certified_rank``
 recomputes both norms from them with proven rounding bounds (Higham's :math:`\gamma_k`).
 It is opt-in: the default bracket does not run the LP. Its cost, 1-3 CPU seconds per program
@@ -34,9 +41,17 @@ from .certificates import LowerCertificate, _arguments, _plain, advertised_rank
 from .checks import UNIT_ROUNDOFF, count_value, eps_value, gamma, index_array, parse_stored, real_array, real_matrix
 from .neumann import _voronoi_labels, attention_farthest_order, farthest_point_order, neumann_lower_bound
 
-__all__ = ["RightInverseCertificate", "right_inverse_norms", "lp_right_inverse", "right_inverse_lower"]
+__all__ = ["RightInverseCertificate", "right_inverse_norms", "right_inverse_left", "column_supports",
+           "lp_right_inverse", "projected_right_inverse", "right_inverse_search", "right_inverse_lower"]
 
 _ETA = float(np.finfo(np.float64).smallest_subnormal)
+#: rounds of alternating projections per ``p``, at most; and the rounds over which the best left
+#: side must fall by :data:`PROJECTION_PROGRESS` (relative) for the rounds to go on
+PROJECTION_ROUNDS = 400
+PROJECTION_WINDOW = 40
+PROJECTION_PROGRESS = 2e-3
+#: the ball's radius is ``(1 - PROJECTION_SLACK) / eps``: the residual ``||I - A_S X||`` gets the rest
+PROJECTION_SLACK = 0.05
 
 
 @dataclass
@@ -74,9 +89,7 @@ class RightInverseCertificate(LowerCertificate):
         rows, X = parsed
         if rows.size == 0:
             return 0
-        r_bound, x_bound = right_inverse_norms(A[rows], X)
-        total = (r_bound + eps * x_bound) * (1.0 + gamma(4)) + _ETA
-        return int(rows.size) if total < 1.0 else None
+        return int(rows.size) if right_inverse_left(A[rows], X, eps) < 1.0 else None
 
     def verify(self, A, eps: float) -> bool:
         """``True`` iff the stored rows and ``X`` prove the advertised rank on ``A`` at ``eps``."""
@@ -107,6 +120,109 @@ def right_inverse_norms(P: np.ndarray, X: np.ndarray) -> tuple[float, float]:
     return r_bound, x_bound
 
 
+def right_inverse_left(P: np.ndarray, X: np.ndarray, eps: float) -> float:
+    r"""A proven upper bound on :math:`\|I - PX\|_\infty + \varepsilon\|X\|_\infty` (``P`` the rows
+    :math:`A_S`): :func:`right_inverse_norms`, the sum rounded upward. Below 1 it proves
+    :math:`\operatorname{rank}_\varepsilon(A) \ge p` (the certificate's check and the search's)."""
+    r_bound, x_bound = right_inverse_norms(P, X)
+    return (r_bound + eps * x_bound) * (1.0 + gamma(4)) + _ETA
+
+
+def column_supports(rows_of, S: np.ndarray, m: int, cells: int) -> tuple[np.ndarray, list]:
+    """``(P, supports)``: the rows ``P = A_S`` (``rows_of(S)``) and, per centre ``b``, the keys of the
+    ``cells`` Voronoi cells (key ``j`` in the cell of the centre attending to it most) most tied to
+    ``b`` by attention mass (:math:`M + M^\top`, :math:`M = A_S G`; empty cells allowed)."""
+    P = rows_of(S)
+    labels = _voronoi_labels(rows_of, S, m)
+    M = np.stack([P[:, labels == b].sum(axis=1) for b in range(S.size)], axis=1)
+    score = M + M.T
+    return P, [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(S.size)]
+
+
+def _l1_ball_rows(X: np.ndarray, radius: float) -> np.ndarray:
+    """Each row of ``X`` projected onto the l1 ball of ``radius`` (sort-based, Duchi et al. 2008)."""
+    a = np.abs(X)
+    over = a.sum(axis=1) > radius
+    if not over.any():
+        return X
+    u = -np.sort(-a[over], axis=1)
+    css = np.cumsum(u, axis=1) - radius
+    ok = u - css / np.arange(1, u.shape[1] + 1) > 0
+    rho = ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)  # last index where ok holds
+    theta = css[np.arange(u.shape[0]), rho] / (rho + 1)
+    out = X.copy()
+    out[over] = np.sign(X[over]) * np.maximum(a[over] - theta[:, None], 0.0)
+    return out
+
+
+def projected_right_inverse(P: np.ndarray, supports: list, eps: float, rounds: int = PROJECTION_ROUNDS,
+                            slack: float = PROJECTION_SLACK) -> tuple[np.ndarray | None, float]:
+    r"""``(X, left)``: an ``X`` (m x p) for the right-inverse certificate by alternating projections,
+    and its computed left side :math:`\|I - PX\|_\infty + \varepsilon\|X\|_\infty` (not a proof:
+    :func:`right_inverse_left` is).
+
+    The two convex sets are the affine :math:`\{X: PX = I,\ X_{jb} = 0 \text{ for } j \notin
+    \text{supports}[b]\}`, whose projection acts column by column (:math:`x_b \leftarrow x_b -
+    P_b^\top (P_b P_b^\top)^{-1}(P_b x_b - e_b)`, :math:`P_b` the columns ``supports[b]`` of ``P``),
+    and the ball :math:`\{\max_j \|X_{j,:}\|_1 \le (1 - \text{slack})/\varepsilon\}`, whose projection
+    acts row by row. The iterates of the ball are kept: the one with the smallest left side is
+    returned, at once when it is below 1. The rounds stop after ``rounds`` or when the best left side
+    falls by less than :data:`PROJECTION_PROGRESS` over :data:`PROJECTION_WINDOW` rounds.
+    ``(None, inf)`` when some :math:`P_b P_b^\top` is singular (the affine set may be empty)."""
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+    p, m = P.shape
+    try:
+        factors = [cho_factor(P[:, s] @ P[:, s].T) for s in supports]
+    except LinAlgError:
+        return None, float("inf")
+    eye = np.eye(p)
+
+    def affine(Y):
+        X = np.zeros((m, p))
+        for b, (s, f) in enumerate(zip(supports, factors)):
+            Pb, y = P[:, s], Y[s, b]
+            X[s, b] = y - Pb.T @ cho_solve(f, Pb @ y - eye[:, b])
+        return X
+
+    X, radius = affine(np.zeros((m, p))), (1.0 - slack) / eps
+    best, history = (None, float("inf")), []
+    for _ in range(rounds):
+        Y = _l1_ball_rows(X, radius)
+        left = float(np.abs(eye - P @ Y).sum(axis=1).max() + eps * np.abs(Y).sum(axis=1).max())
+        if left < best[1]:
+            best = (Y, left)
+        history.append(best[1])
+        if best[1] < 1.0 or (len(history) > PROJECTION_WINDOW
+                             and best[1] > history[-PROJECTION_WINDOW - 1] * (1 - PROJECTION_PROGRESS)):
+            break
+        X = affine(Y)
+    return best
+
+
+def right_inverse_search(rows_of, m: int, eps: float, order, lo: int = 0, cells: int = 13,
+                         max_seconds: float = 60.0) -> RightInverseCertificate | None:
+    """The largest ``p`` above ``lo`` found by :func:`_secant_search` whose first ``p`` centres of
+    ``order`` (an array or a lazily extended order, with ``size``) certify with
+    :func:`projected_right_inverse`; the certificate, its left side proven by
+    :func:`right_inverse_left` on the rows ``rows_of(S)``, or None. ``rows_of`` may be a row source's
+    ``rows``: no other entry of ``A`` is read."""
+    t0 = time.perf_counter()
+
+    def attempt(p: int):
+        S = np.asarray(order[:p], dtype=np.int64)
+        P, supports = column_supports(rows_of, S, m, cells)
+        X, _ = projected_right_inverse(P, supports, eps)
+        if X is None:
+            return None, float("inf")
+        left = right_inverse_left(P, X, eps)
+        return (RightInverseCertificate(rows=S.tolist(), X=X, rank=int(p)) if left < 1.0 else None), left
+
+    if not 0 < eps < 1 or order.size <= lo:
+        return None
+    return _secant_search(attempt, lo, order.size, lambda: time.perf_counter() - t0 > max_seconds)
+
+
 def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float = 1e-3,
                      method: str = "highs-ipm") -> np.ndarray | None:
     r"""``X`` (m x p) minimising :math:`\max_j \|X_{j,:}\|_1` subject to :math:`A_S X = I` on local
@@ -124,10 +240,7 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
     from scipy.optimize import linprog
 
     p, m = S.size, A.shape[1]
-    labels = _voronoi_labels(lambda idx: A[idx], S, m)
-    M = np.stack([A[S][:, labels == b].sum(axis=1) for b in range(p)], axis=1)  # empty cells allowed
-    score = M + M.T
-    supports = [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(p)]
+    _, supports = column_supports(lambda idx: A[idx], S, m, cells)
     sizes = np.array([s.size for s in supports])
     N = int(sizes.sum())
     keys, colb = np.concatenate(supports), np.repeat(np.arange(p), sizes)
@@ -156,8 +269,8 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
 
 
 def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 7,
-                        max_seconds: float = 60.0) -> LowerCertificate:
-    """The best of Neumann's certificate and LP right inverses for a stored matrix.
+                        max_seconds: float = 60.0, method: str = "lp") -> LowerCertificate:
+    """The best of Neumann's certificate and LP (or projected) right inverses for a stored matrix.
 
     Parameters
     ----------
@@ -178,6 +291,9 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
         (``benchmarks/bench_right_inverse.py``).
     max_seconds : float
         No new program is started after this many seconds.
+    method : {"lp", "projection"}
+        HiGHS's linear program (:func:`lp_right_inverse`) or alternating projections
+        (:func:`projected_right_inverse`, through :func:`right_inverse_search`; ``p_values`` unused).
 
     Returns
     -------
@@ -188,12 +304,17 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
     eps = eps_value(eps)
     if not (isinstance(cells, (int, np.integer)) and cells >= 1):
         raise ValueError(f"cells must be a positive whole number, got {cells!r}")
+    if method not in ("lp", "projection"):
+        raise ValueError(f"method must be 'lp' or 'projection', got {method!r}")
     best = neumann_lower_bound(A, eps, points=points)
     n, m = A.shape
     if eps >= 1 or (A < 0).any() or (points is None and n != m):
         return best
     order = (farthest_point_order(real_matrix("points", points), min(n, m)) if points is not None
              else attention_farthest_order(lambda idx: A[idx], n, min(n, m)))
+    if method == "projection":
+        found = right_inverse_search(lambda idx: A[idx], m, eps, order, best.rank, cells, max_seconds)
+        return found if found is not None and found.verify(A, eps) else best
     t0 = time.perf_counter()
 
     def attempt(p: int):

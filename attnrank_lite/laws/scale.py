@@ -24,6 +24,9 @@ __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", 
 POINTS = ("well-spread", "random")
 #: rows at most this many points are re-verified on the dense matrix (as in ``point_sweep``)
 VERIFY_DENSE_LIMIT = 4096
+#: the stored rows' lower ends also run the projected right-inverse family (``CostLimits.right_inverse``,
+#: ``n * m`` at most this: n = 20,000 included); at n = 6,000 it takes seconds to minutes a row
+RIGHT_INVERSE = 20000 * 20000
 
 
 def _bad(param: str, why: str):
@@ -93,7 +96,7 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
         # two n x k float32 factors, is 220 MB a row, too large for the committed store
         svd = "auto" if n * n <= STREAMED_SVD_LIMIT else False
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
-                           VERIFY_DENSE_LIMIT, svd, {}, keep_brackets=certify)
+                           VERIFY_DENSE_LIMIT, svd, {}, keep_brackets=certify, right_inverse=RIGHT_INVERSE)
         blob = certificate_blob(row["bracket"], X, float(beta)) if certify else None
     return {**({"certificate": blob, "point_set": npy_bytes(X)} if certify else {}),
             "d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,

@@ -121,13 +121,15 @@ def point_sweep(X, betas, eps_values, desc: str = "", verify_dense_limit: int = 
 
 
 def _point_task(X, beta, eps_values, basis, verify_dense_limit, svd, info, l1_limit=None,
-                keep_brackets=False, certificates=None) -> list[dict]:
-    """Rows of :func:`point_sweep` for one ``beta``; ``keep_brackets``: with ``"bracket"``."""
+                keep_brackets=False, certificates=None, right_inverse: int = 0) -> list[dict]:
+    """Rows of :func:`point_sweep` for one ``beta``; ``keep_brackets``: with ``"bracket"``;
+    ``right_inverse``: the engine's ``CostLimits.right_inverse`` (0: the family off)."""
     from ..engine.harmonic import HarmonicBasis, HarmonicCertificate
     from ..engine.streaming import point_brackets
 
     basis = HarmonicBasis(X) if basis is None else basis
-    limits = _limits(l1_limit, materialise=max(CostLimits().materialise, verify_dense_limit ** 2))
+    limits = _limits(l1_limit, materialise=max(CostLimits().materialise, verify_dense_limit ** 2),
+                     right_inverse=right_inverse)
     bs = point_brackets(X, beta, eps_values, basis=basis, svd=svd, limits=limits, effort=EFFORT)
     save_certificates(certificates, certificate_stem(beta=float(beta)), bs, recipe={"Q": X, "beta": beta})
     A = softmax_attention(X, X, beta, block=512) if X.shape[0] <= verify_dense_limit else None
