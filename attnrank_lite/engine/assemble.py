@@ -263,7 +263,7 @@ class _RowCache:
 #: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann, _right_inverse)
 #: no new program of the right-inverse search starts after this many seconds
-RIGHT_INVERSE_SECONDS = 600.0
+RIGHT_INVERSE_SECONDS = 120.0
 
 
 class _LazyOrder:

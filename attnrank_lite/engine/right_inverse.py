@@ -20,8 +20,9 @@ supported on the keys of the Voronoi cells most tied to centre ``b`` (HiGHS, thr
 projections between the affine set :math:`A_S X = I` (on the same supports) and the ball
 :math:`\max_j \|X_{j,:}\|_1 \le (1 - \delta)/\varepsilon`; :func:`right_inverse_search` runs it on
 any row source (the bracket's ``right_inverse`` family, off unless ``CostLimits.right_inverse``
-allows it). On 6,000 well-spread points of S^3 (beta = 16, eps = 0.25) it certifies 72 rows in
-2 CPU s where Neumann's certificate gives 50 and HiGHS did not finish one program in 16 minutes.
+allows it). On 6,000 well-spread points of S^3 (beta = 16, eps = 0.25) it certifies 77 rows in
+about 45 CPU s where Neumann's certificate gives 50 and HiGHS did not finish one program in 16
+minutes (``benchmarks/README.md``).
 
 The certificate stores ``rows`` and ``X``; its ``certified_rank``
 recomputes both norms from them with proven rounding bounds (Higham's :math:`\gamma_k`).
@@ -52,6 +53,11 @@ PROJECTION_WINDOW = 40
 PROJECTION_PROGRESS = 2e-3
 #: the ball's radius is ``(1 - PROJECTION_SLACK) / eps``: the residual ``||I - A_S X||`` gets the rest
 PROJECTION_SLACK = 0.05
+#: the projected search's column supports hold at least this many times ``p`` keys
+SUPPORT_FACTOR = 2
+#: rows of ``A_S`` whose norm on a column's support is at most this fraction of the largest are
+#: left out of that column's equations (concentrated rows vanish far from their centre)
+EQUATION_FLOOR = 1e-6
 
 
 @dataclass
@@ -128,15 +134,21 @@ def right_inverse_left(P: np.ndarray, X: np.ndarray, eps: float) -> float:
     return (r_bound + eps * x_bound) * (1.0 + gamma(4)) + _ETA
 
 
-def column_supports(rows_of, S: np.ndarray, m: int, cells: int) -> tuple[np.ndarray, list]:
+def column_supports(rows_of, S: np.ndarray, m: int, cells: int, least: int = 0) -> tuple[np.ndarray, list]:
     """``(P, supports)``: the rows ``P = A_S`` (``rows_of(S)``) and, per centre ``b``, the keys of the
     ``cells`` Voronoi cells (key ``j`` in the cell of the centre attending to it most) most tied to
-    ``b`` by attention mass (:math:`M + M^\top`, :math:`M = A_S G`; empty cells allowed)."""
+    ``b`` by attention mass (:math:`M + M^\top`, :math:`M = A_S G`; empty cells allowed), more cells
+    in the same order while the support holds fewer than ``least`` keys."""
     P = rows_of(S)
     labels = _voronoi_labels(rows_of, S, m)
     M = np.stack([P[:, labels == b].sum(axis=1) for b in range(S.size)], axis=1)
-    score = M + M.T
-    return P, [np.flatnonzero(np.isin(labels, np.argsort(-score[b])[:cells])) for b in range(S.size)]
+    score, sizes = M + M.T, np.bincount(labels, minlength=S.size)
+    supports = []
+    for b in range(S.size):
+        ranked = np.argsort(-score[b])
+        take = max(cells, int(np.searchsorted(np.cumsum(sizes[ranked]), least)) + 1)
+        supports.append(np.flatnonzero(np.isin(labels, ranked[:take])))
+    return P, supports
 
 
 def _l1_ball_rows(X: np.ndarray, radius: float) -> np.ndarray:
@@ -165,24 +177,35 @@ def projected_right_inverse(P: np.ndarray, supports: list, eps: float, rounds: i
     \text{supports}[b]\}`, whose projection acts column by column (:math:`x_b \leftarrow x_b -
     P_b^\top (P_b P_b^\top)^{-1}(P_b x_b - e_b)`, :math:`P_b` the columns ``supports[b]`` of ``P``),
     and the ball :math:`\{\max_j \|X_{j,:}\|_1 \le (1 - \text{slack})/\varepsilon\}`, whose projection
-    acts row by row. The iterates of the ball are kept: the one with the smallest left side is
-    returned, at once when it is below 1. The rounds stop after ``rounds`` or when the best left side
-    falls by less than :data:`PROJECTION_PROGRESS` over :data:`PROJECTION_WINDOW` rounds.
-    ``(None, inf)`` when some :math:`P_b P_b^\top` is singular (the affine set may be empty)."""
+    acts row by row. Equations of rows nearly zero on a support (norm at most
+    :data:`EQUATION_FLOOR` of the largest) are left out of that column's projection: their
+    residual is tiny, and the certificate's check counts it. The iterates of the ball are kept:
+    the one with the smallest left side is returned, at once when it is below 1. The rounds stop
+    after ``rounds`` or when the best left side falls by less than :data:`PROJECTION_PROGRESS` over
+    :data:`PROJECTION_WINDOW` rounds. ``(None, inf)`` when some kept :math:`P_b P_b^\top` is
+    singular or a column's own row is left out (the affine set may be empty)."""
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
     p, m = P.shape
-    try:
-        factors = [cho_factor(P[:, s] @ P[:, s].T) for s in supports]
-    except LinAlgError:
-        return None, float("inf")
     eye = np.eye(p)
+    equations, factors = [], []  # per column, the rows of P not (nearly) zero on its support
+    for b, s in enumerate(supports):
+        Pb = P[:, s]
+        norms = np.sqrt((Pb * Pb).sum(axis=1))
+        keep = np.flatnonzero(norms > EQUATION_FLOOR * norms.max()) if norms.size and norms.max() > 0 else []
+        if b not in keep:
+            return None, float("inf")
+        try:
+            factors.append(cho_factor(Pb[keep] @ Pb[keep].T))
+        except LinAlgError:
+            return None, float("inf")
+        equations.append(keep)
 
     def affine(Y):
         X = np.zeros((m, p))
-        for b, (s, f) in enumerate(zip(supports, factors)):
-            Pb, y = P[:, s], Y[s, b]
-            X[s, b] = y - Pb.T @ cho_solve(f, Pb @ y - eye[:, b])
+        for b, (s, keep, f) in enumerate(zip(supports, equations, factors)):
+            Pb, y = P[np.ix_(keep, s)], Y[s, b]
+            X[s, b] = y - Pb.T @ cho_solve(f, Pb @ y - eye[keep, b])
         return X
 
     X, radius = affine(np.zeros((m, p))), (1.0 - slack) / eps
@@ -211,7 +234,8 @@ def right_inverse_search(rows_of, m: int, eps: float, order, lo: int = 0, cells:
 
     def attempt(p: int):
         S = np.asarray(order[:p], dtype=np.int64)
-        P, supports = column_supports(rows_of, S, m, cells)
+        # P_b P_b^T is singular when a support has fewer keys than the p equations: more cells then
+        P, supports = column_supports(rows_of, S, m, cells, least=SUPPORT_FACTOR * p)
         X, _ = projected_right_inverse(P, supports, eps)
         if X is None:
             return None, float("inf")

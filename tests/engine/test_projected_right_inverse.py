@@ -86,3 +86,15 @@ def test_the_independent_checker_agrees_on_a_saved_bracket(tmp_path):
     path = b.save(tmp_path / "b.npz", Q=X, beta=16.0)
     v, c = verify_file(path), check_file(path)
     assert v.ok and c.ok, (v.line, c.line)
+
+
+def test_rows_that_vanish_on_a_support_leave_its_equations(monkeypatch):
+    # concentrated attention: row 1 is exactly zero on column 0's keys (and row 0 on column 1's);
+    # keeping those equations makes P_b P_b^T singular, leaving them out solves A_S X = I exactly
+    P = np.array([[0.6, 0.4, 0.0, 0.0], [0.0, 0.0, 0.3, 0.7]])
+    supports = [np.array([0, 1]), np.array([2, 3])]
+    X, left = ri.projected_right_inverse(P, supports, 0.25)
+    assert X is not None and left < 1 and ri.right_inverse_left(P, X, 0.25) < 1
+    assert np.allclose(P @ X, np.eye(2))
+    monkeypatch.setattr(ri, "EQUATION_FLOOR", -1.0)  # keep every equation
+    assert ri.projected_right_inverse(P, supports, 0.25) == (None, float("inf"))
