@@ -56,8 +56,7 @@ STREAMED_SVD_LIMIT = 4096 * 4096
 WHERE_CAPPED = "where capped"
 #: the l1-fitted family runs on a level when ``n * m * upper`` (one verification's work) is at most this
 L1_LIMIT = 4 * 10**9
-#: the projected right-inverse family runs when ``n * m`` is at most this (0: off, the default; it
-#: costs seconds to minutes, far above forming ``A``: the stored sweep turns it on)
+#: the right-inverse family runs when ``n * m`` is at most this (0, the default: off; the sweep sets it)
 RIGHT_INVERSE_LIMIT = 0
 
 #: the values of ``effort`` (the module docstring)
@@ -262,8 +261,7 @@ class _RowCache:
 #: the lower families, in order (ties keep the earlier one). The extension point: a new family
 #: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann, _right_inverse)
-#: no new program of the right-inverse search starts after this many seconds
-RIGHT_INVERSE_SECONDS = 120.0
+RIGHT_INVERSE_SECONDS = 120.0  # no new program of the right-inverse search starts after this
 
 
 class _LazyOrder:

@@ -100,12 +100,9 @@ class _Family:
         error plus its proven rounding margin.
 
         With ``thresholds`` (cut index -> the smallest eps its bounds will be compared with) and
-        a large enough pass (``n * m * width >= FAST_CHECK_MIN``), the pass runs in float32 first
-        (:meth:`_fast_block`: half the cost of the float64 products, with its own proven margin);
-        a row whose float32 bound misses ``search_target`` of a threshold is checked again in
-        float64, first with the same coefficients, then with float64 coefficients (today's
-        computation for that row). Every returned bound is a proven upper bound on its row's
-        error for the returned ``L``, and a row meets every threshold whenever the all-float64
+        ``n * m * width >= FAST_CHECK_MIN``, the pass runs in float32 (:meth:`_fast_block`, its
+        own proven margin), rows it leaves in doubt rechecked in float64. Every bound is proven
+        for the returned ``L``, and a row meets every threshold whenever the all-float64
         computation of that row does: acceptance is never worse than the float64 pass.
         """
         source, V, cuts = self.source, self.V, self.cuts
@@ -177,12 +174,10 @@ class _Family:
         check (computed error plus twice its margin :math:`2\gamma_{k+m+4}(|A| + S)`) without the
         exact-arithmetic fallback.
 
-        Rows missing ``search_target`` of a threshold are checked again in float64, worst first,
-        :data:`RECHECK_ROWS` at a time: first with the same coefficients (the smaller bound of
-        the same ``L`` kept), then, if still missing, with float64 coefficients (the all-float64
-        computation of that row, :meth:`_bounds64`). A cut whose all-float64 bound misses its
-        threshold on some row fails as it would in float64; it is added to ``failed`` and its
-        rows are not rechecked any more (their float32 bounds stay: valid, and failing).
+        Rows missing ``search_target`` of a threshold are rechecked in float64, worst first,
+        :data:`RECHECK_ROWS` at a time, with the same coefficients, then with float64 ones (the
+        all-float64 computation, :meth:`_bounds64`); a cut failing that joins ``failed`` and
+        its rows keep their (valid, failing) float32 bounds.
         """
         V, cuts, m = self.V, self.cuts, self.source.m
         V32 = self._v32(top)

@@ -20,15 +20,9 @@ supported on the keys of the Voronoi cells most tied to centre ``b`` (HiGHS, thr
 projections between the affine set :math:`A_S X = I` (on the same supports) and the ball
 :math:`\max_j \|X_{j,:}\|_1 \le (1 - \delta)/\varepsilon`; :func:`right_inverse_search` runs it on
 any row source (the bracket's ``right_inverse`` family, off unless ``CostLimits.right_inverse``
-allows it). On 6,000 well-spread points of S^3 (beta = 16, eps = 0.25) it certifies 77 rows in
-about 45 CPU s where Neumann's certificate gives 50 and HiGHS did not finish one program in 16
-minutes (``benchmarks/README.md``).
-
-The certificate stores ``rows`` and ``X``; its ``certified_rank``
-recomputes both norms from them with proven rounding bounds (Higham's :math:`\gamma_k`).
-It is opt-in: the default bracket does not run the LP. Its cost, 1-3 CPU seconds per program
-at ``n = 512`` on S^2 and about 10 on S^3 (``n = 500``), times the 4-6 programs of the secant
-search over ``p``, is far above forming ``A`` (``benchmarks/bench_right_inverse.py``).
+allows it). The certificate stores ``rows`` and ``X``; its ``certified_rank`` recomputes both
+norms with proven rounding bounds (Higham's :math:`\gamma_k`). Neither search runs in the default
+bracket: each costs seconds to minutes (``benchmarks/README.md``).
 """
 from __future__ import annotations
 
@@ -46,8 +40,7 @@ __all__ = ["RightInverseCertificate", "right_inverse_norms", "right_inverse_left
            "lp_right_inverse", "projected_right_inverse", "right_inverse_search", "right_inverse_lower"]
 
 _ETA = float(np.finfo(np.float64).smallest_subnormal)
-#: rounds of alternating projections per ``p``, at most; and the rounds over which the best left
-#: side must fall by :data:`PROJECTION_PROGRESS` (relative) for the rounds to go on
+#: rounds of projections per ``p``; the best left side must fall by PROJECTION_PROGRESS per WINDOW
 PROJECTION_ROUNDS = 400
 PROJECTION_WINDOW = 40
 PROJECTION_PROGRESS = 2e-3
@@ -55,8 +48,7 @@ PROJECTION_PROGRESS = 2e-3
 PROJECTION_SLACK = 0.05
 #: the projected search's column supports hold at least this many times ``p`` keys
 SUPPORT_FACTOR = 2
-#: rows of ``A_S`` whose norm on a column's support is at most this fraction of the largest are
-#: left out of that column's equations (concentrated rows vanish far from their centre)
+#: rows of ``A_S`` with at most this fraction of the largest norm on a support leave its equations
 EQUATION_FLOOR = 1e-6
 
 
@@ -176,14 +168,12 @@ def projected_right_inverse(P: np.ndarray, supports: list, eps: float, rounds: i
     The two convex sets are the affine :math:`\{X: PX = I,\ X_{jb} = 0 \text{ for } j \notin
     \text{supports}[b]\}`, whose projection acts column by column (:math:`x_b \leftarrow x_b -
     P_b^\top (P_b P_b^\top)^{-1}(P_b x_b - e_b)`, :math:`P_b` the columns ``supports[b]`` of ``P``),
-    and the ball :math:`\{\max_j \|X_{j,:}\|_1 \le (1 - \text{slack})/\varepsilon\}`, whose projection
-    acts row by row. Equations of rows nearly zero on a support (norm at most
-    :data:`EQUATION_FLOOR` of the largest) are left out of that column's projection: their
-    residual is tiny, and the certificate's check counts it. The iterates of the ball are kept:
-    the one with the smallest left side is returned, at once when it is below 1. The rounds stop
-    after ``rounds`` or when the best left side falls by less than :data:`PROJECTION_PROGRESS` over
-    :data:`PROJECTION_WINDOW` rounds. ``(None, inf)`` when some kept :math:`P_b P_b^\top` is
-    singular or a column's own row is left out (the affine set may be empty)."""
+    and the ball :math:`\{\max_j \|X_{j,:}\|_1 \le (1 - \text{slack})/\varepsilon\}`, row by row.
+    Rows nearly zero on a support (norm at most :data:`EQUATION_FLOOR` of the largest) leave that
+    column's equations (the certificate's check counts their residual). The best ball iterate is
+    returned, at once when below 1; the rounds stop after ``rounds`` or when the best left side
+    falls by less than :data:`PROJECTION_PROGRESS` over :data:`PROJECTION_WINDOW` rounds.
+    ``(None, inf)`` when a kept :math:`P_b P_b^\top` is singular or a column's own row is left out."""
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
     p, m = P.shape
@@ -308,11 +298,8 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
         search of :func:`_secant_search` above Neumann's ``p`` (the certified ``p`` is not
         monotone in the program's data; every certificate is verified).
     cells : int
-        Voronoi cells per column support (7 on S^2, 13 on S^3 in the prototype). Larger
-        supports certify more at a higher cost: on 512 Fibonacci points (beta = 16, eps = 0.25)
-        7, 9 and 13 cells gave 37, 39 and 42 in 13, 28 and 51 CPU s; fewer than 7 fail at 37.
-        On 500 well-spread points of S^3 (beta = 8) 13 and 19 cells gave 32 and 33
-        (``benchmarks/bench_right_inverse.py``).
+        Voronoi cells per column support (7 on S^2, 13 on S^3 in the prototype); larger supports
+        certify more at a higher cost (``benchmarks/bench_right_inverse.py``).
     max_seconds : float
         No new program is started after this many seconds.
     method : {"lp", "projection"}
@@ -370,15 +357,10 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
 def _secant_search(attempt, lo: int, top: int, out_of_time):
     r"""Largest ``p`` in ``(lo, top]`` found certified by ``attempt(p) -> (certificate or None,
     left side)``, by a secant search on the left side :math:`\ell(p) = \|I - A_S X\| +
-    \varepsilon\|X\|`, about proportional to ``p``. Trying ``p`` = Neumann's + 1, + 2, ... took 11
-    programs on 512 Fibonacci points of S^2 (beta = 16) and 13 on 500 well-spread points of S^3
-    (beta = 8); this search 6 and 4, same ranks (``benchmarks/bench_right_inverse.py``).
-
-    Keeps the largest certified ``p`` (``lo``) and the smallest failed one above it (``hi``); the
-    next ``p`` is where the line through the last two finite values of :math:`\ell` (through the
-    origin after one) reaches 1, rounded down, at most twice the last ``p``, inside
-    ``(lo, hi)``. Stops when ``hi = lo + 1`` or ``out_of_time()``. Returns the certificate or None.
-    """
+    \varepsilon\|X\|`, about proportional to ``p``. Keeps the largest certified ``p`` (``lo``) and
+    the smallest failed one above it (``hi``); the next ``p`` is where the line through the last two
+    finite values of :math:`\ell` (through the origin after one) reaches 1, rounded down, at most
+    twice the last ``p``, inside ``(lo, hi)``. Stops when ``hi = lo + 1`` or ``out_of_time()``."""
     best, hi, seen, p = None, top + 1, [], lo + 1
     while lo + 1 < hi and not out_of_time():
         cert, left = attempt(p)

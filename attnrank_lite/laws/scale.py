@@ -24,8 +24,7 @@ __all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", 
 POINTS = ("well-spread", "random")
 #: rows at most this many points are re-verified on the dense matrix (as in ``point_sweep``)
 VERIFY_DENSE_LIMIT = 4096
-#: the stored rows' lower ends also run the projected right-inverse family (``CostLimits.right_inverse``,
-#: ``n * m`` at most this: n = 20,000 included); at n = 6,000 it takes seconds to minutes a row
+#: the stored rows also run the right-inverse family (``CostLimits.right_inverse``: n = 20,000 included)
 RIGHT_INVERSE = 20000 * 20000
 
 
