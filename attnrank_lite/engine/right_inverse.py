@@ -178,24 +178,25 @@ def projected_right_inverse(P: np.ndarray, supports: list, eps: float, rounds: i
 
     p, m = P.shape
     eye = np.eye(p)
-    equations, factors = [], []  # per column, the rows of P not (nearly) zero on its support
+    columns = []  # per column b: its support, P_b on the kept rows, P_b^T G^-1 and e_b on them
     for b, s in enumerate(supports):
         Pb = P[:, s]
         norms = np.sqrt((Pb * Pb).sum(axis=1))
         keep = np.flatnonzero(norms > EQUATION_FLOOR * norms.max()) if norms.size and norms.max() > 0 else []
         if b not in keep:
             return None, float("inf")
+        Pk = Pb[keep]
         try:
-            factors.append(cho_factor(Pb[keep] @ Pb[keep].T))
+            W = cho_solve(cho_factor(Pk @ Pk.T), Pk).T
         except LinAlgError:
             return None, float("inf")
-        equations.append(keep)
+        columns.append((s, Pk, W, eye[keep, b]))
 
     def affine(Y):
         X = np.zeros((m, p))
-        for b, (s, keep, f) in enumerate(zip(supports, equations, factors)):
-            Pb, y = P[np.ix_(keep, s)], Y[s, b]
-            X[s, b] = y - Pb.T @ cho_solve(f, Pb @ y - eye[keep, b])
+        for b, (s, Pk, W, e) in enumerate(columns):
+            y = Y[s, b]
+            X[s, b] = y - W @ (Pk @ y - e)
         return X
 
     X, radius = affine(np.zeros((m, p))), (1.0 - slack) / eps
