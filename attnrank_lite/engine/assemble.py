@@ -234,7 +234,7 @@ def _right_inverse(plan: Plan, eps: float):
     if plan.order is None or eps not in plan.neumann or src.n * src.m > plan.limits.right_inverse:
         return None
     return right_inverse_search(plan.centre_rows, src.m, eps, plan.order, lo=plan.neumann[eps],
-                                max_seconds=RIGHT_INVERSE_SECONDS)
+                                max_seconds=float("inf"), max_programs=RIGHT_INVERSE_PROGRAMS)
 
 
 #: the Neumann search keeps the rows of its centres while they hold at most this many entries
@@ -261,7 +261,7 @@ class _RowCache:
 #: the lower families, in order (ties keep the earlier one). The extension point: a new family
 #: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann, _right_inverse)
-RIGHT_INVERSE_SECONDS = 120.0  # no new program of the right-inverse search starts after this
+RIGHT_INVERSE_PROGRAMS = 8  # programs of one right-inverse search: a count, so rows never depend on load
 
 
 class _LazyOrder:

@@ -215,15 +215,17 @@ def projected_right_inverse(P: np.ndarray, supports: list, eps: float, rounds: i
 
 
 def right_inverse_search(rows_of, m: int, eps: float, order, lo: int = 0, cells: int = 13,
-                         max_seconds: float = 60.0) -> RightInverseCertificate | None:
+                         max_seconds: float = 60.0, max_programs: int | None = None):
     """The largest ``p`` above ``lo`` found by :func:`_secant_search` whose first ``p`` centres of
     ``order`` (an array or a lazily extended order, with ``size``) certify with
-    :func:`projected_right_inverse`; the certificate, its left side proven by
+    :func:`projected_right_inverse`; the :class:`RightInverseCertificate`, its left side proven by
     :func:`right_inverse_left` on the rows ``rows_of(S)``, or None. ``rows_of`` may be a row source's
-    ``rows``: no other entry of ``A`` is read."""
-    t0 = time.perf_counter()
+    ``rows``: no other entry of ``A`` is read. No program starts after ``max_seconds`` or
+    ``max_programs`` programs (a count does not depend on the machine's load)."""
+    t0, started = time.perf_counter(), []
 
     def attempt(p: int):
+        started.append(p)
         S = np.asarray(order[:p], dtype=np.int64)
         # P_b P_b^T is singular when a support has fewer keys than the p equations: more cells then
         P, supports = column_supports(rows_of, S, m, cells, least=SUPPORT_FACTOR * p)
@@ -235,7 +237,8 @@ def right_inverse_search(rows_of, m: int, eps: float, order, lo: int = 0, cells:
 
     if not 0 < eps < 1 or order.size <= lo:
         return None
-    return _secant_search(attempt, lo, order.size, lambda: time.perf_counter() - t0 > max_seconds)
+    return _secant_search(attempt, lo, order.size, lambda: time.perf_counter() - t0 > max_seconds
+                          or max_programs is not None and len(started) >= max_programs)
 
 
 def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float = 1e-3,
@@ -255,11 +258,11 @@ def lp_right_inverse(A: np.ndarray, S: np.ndarray, cells: int = 7, drop: float =
     from scipy.optimize import linprog
 
     p, m = S.size, A.shape[1]
-    _, supports = column_supports(lambda idx: A[idx], S, m, cells)
+    P, supports = column_supports(lambda idx: A[idx], S, m, cells)
     sizes = np.array([s.size for s in supports])
     N = int(sizes.sum())
     keys, colb = np.concatenate(supports), np.repeat(np.arange(p), sizes)
-    coef = A[S][:, keys]  # coefficient of variable (j, b) in equality (a, b)
+    coef = P[:, keys]  # coefficient of variable (j, b) in equality (a, b)
     srt = np.sort(coef, axis=1)
     cum = np.cumsum(srt, axis=1)
     cut = np.array([srt[a, np.searchsorted(cum[a], drop, side="right") - 1] if cum[a, 0] <= drop else -1.0
@@ -326,7 +329,7 @@ def right_inverse_lower(A, eps: float, points=None, p_values=None, cells: int = 
              else attention_farthest_order(lambda idx: A[idx], n, min(n, m)))
     if method == "projection":
         found = right_inverse_search(lambda idx: A[idx], m, eps, order, best.rank, cells, max_seconds)
-        return found if found is not None and found.verify(A, eps) else best
+        return best if found is None else found  # proven by right_inverse_left, the certificate's own check
     t0 = time.perf_counter()
 
     def attempt(p: int):

@@ -98,3 +98,15 @@ def test_rows_that_vanish_on_a_support_leave_its_equations(monkeypatch):
     assert np.allclose(P @ X, np.eye(2))
     monkeypatch.setattr(ri, "EQUATION_FLOOR", -1.0)  # keep every equation
     assert ri.projected_right_inverse(P, supports, 0.25) == (None, float("inf"))
+
+
+def test_a_program_count_caps_the_search_whatever_the_clock(monkeypatch):
+    X = fibonacci_sphere(512)
+    A = softmax_attention(X, beta=16.0)
+    order = ri.farthest_point_order(X, 512)
+    tried = []
+    monkeypatch.setattr(ri, "column_supports", lambda *a, f=ri.column_supports, **k: tried.append(a[1].size)
+                        or f(*a, **k))
+    one = ri.right_inverse_search(lambda idx: A[idx], 512, 0.25, order, lo=28, cells=7,
+                                  max_seconds=float("inf"), max_programs=1)
+    assert tried == [29] and one is not None and one.rank == 29 and one.verify(A, 0.25)
