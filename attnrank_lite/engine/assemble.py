@@ -261,7 +261,7 @@ class _RowCache:
 #: the lower families, in order (ties keep the earlier one). The extension point: a new family
 #: ``family(plan, eps) -> LowerCertificate | None`` is appended here.
 LOWER_FAMILIES = (_cluster_mass, _frobenius, _norm, _neumann, _right_inverse)
-RIGHT_INVERSE_PROGRAMS = 8  # programs of one right-inverse search: a count, so rows never depend on load
+RIGHT_INVERSE_PROGRAMS = 24  # programs of one right-inverse search: a count, so rows never depend on load
 
 
 class _LazyOrder:
