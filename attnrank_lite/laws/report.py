@@ -30,7 +30,7 @@ from .verdicts import (
     width_trend,
 )
 
-__all__ = ["OUTCOMES", "ball_slopes", "ball_sweeps", "capped", "capped_text", "certificate_count",
+__all__ = ["OUTCOMES", "ball_slopes", "combined_run", "ball_sweeps", "capped", "capped_text", "certificate_count",
            "compare_configurations", "comparison_sentence", "comparison_summary", "constant_brackets",
            "constants_summary", "d3_sweep", "fixed_grid_sweep", "fixed_n_numbers", "fixed_slopes", "fixed_widths",
            "format_values", "heuristic_table", "key_numbers", "law_numbers", "law_report", "law_section",
@@ -540,7 +540,7 @@ def live_report(d_values, n, betas, eps_values, seed=0, executor=None, prefix="l
 
 def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
     """``(rows, run, code)``: a store's rows of this build's code hash if stored, else the latest
-    run's, that code's last ``runs`` record (nans when none) and the hash."""
+    run's, that code's ``runs`` records as one (:func:`combined_run`; nans when none) and the hash."""
     df = law_store.read_store(path)
     if df.empty:
         raise ValueError(f"the store {path} holds no rows")
@@ -549,9 +549,20 @@ def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
     code = current if current in hashes.index else hashes.index[-1]
     runs = law_store.read_runs(path)
     runs = runs[runs["code_hash"] == code]
-    run = (runs.iloc[-1] if len(runs) else pd.Series(
-        {c: np.nan for c in ("command", "executor", "finished_utc", "wall_s", "computed")}))
-    return df[df["code_hash"] == code].reset_index(drop=True), run, code
+    return df[df["code_hash"] == code].reset_index(drop=True), combined_run(runs), code
+
+
+def combined_run(runs: pd.DataFrame) -> pd.Series:
+    """The ``runs`` records of one store and code as one: the commands in order joined by ``"; "``
+    (typed in that order they recompute the store), the distinct executors, the last finish, wall
+    seconds and rows computed summed, and ``count``; nans when there is none."""
+    if not len(runs):
+        return pd.Series({c: np.nan for c in ("command", "executor", "finished_utc", "wall_s", "computed")}
+                         | {"count": 0})
+    return pd.Series({"command": "; ".join(runs["command"]),
+                      "executor": "; ".join(dict.fromkeys(runs["executor"])),
+                      "finished_utc": runs["finished_utc"].iloc[-1], "wall_s": float(runs["wall_s"].sum()),
+                      "computed": int(runs["computed"].sum()), "count": len(runs)})
 
 
 def stored_report(path, prefix="paper") -> dict:
@@ -593,9 +604,11 @@ def report_lines(report: dict, name) -> list[str]:
 def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
     """Chapter 7's lines under its stored table: the recheck, the store's run and code hashes."""
     run, summary = paper["run"], paper["summary"]
-    return [f"rechecked: {recheck['line']}", f"store: {store}", f"command: {run.command}",
+    runs = run.command.split("; ") if isinstance(run.command, str) else [run.command]
+    return [f"rechecked: {recheck['line']}", f"store: {store}", *(f"command: {c}" for c in runs),
             f"ran on: {run.executor}; finished {run.finished_utc}",
-            f"run wall time: {run.wall_s:.0f} s for {run.computed} rows",
+            f"run wall time: {run.wall_s:.0f} s for {run.computed} rows"
+            + (f" ({run['count']} runs)" if run.get("count", 1) > 1 else ""),
             f"task CPU seconds (sum): {summary['task_cpu_s']:.0f}",
             f"code hash of the store: {paper['code']}",
             f"code hash of this build: {paper['code_now']}"]

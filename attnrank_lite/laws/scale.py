@@ -92,7 +92,8 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
         X = _points(points, n, d, seed)
         # no streamed SVD family beyond its cost limit: there effort "max" would run it on capped rows
         # (n = 6,000, d = 6, beta = 16: [224, 5964] and [114, 4579], 700 s a row), but its certificate,
-        # two n x k float32 factors, is 220 MB a row, too large for the committed store
+        # two n x k float32 factors, is 220 MB a row, too large for the committed store; at n = 12,000
+        # the harmonic degrees 11 and 12 (7,371 and 10,556 functions) certify those rows below n
         svd = "auto" if n * n <= STREAMED_SVD_LIMIT else False
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
                            VERIFY_DENSE_LIMIT, svd, {}, keep_brackets=certify, right_inverse=RIGHT_INVERSE)

@@ -12,6 +12,7 @@ import sqlite3
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from attnrank_lite.laws import law_store, report, row_certificates, scale
@@ -249,3 +250,18 @@ def test_chapter_7_prints_where_its_stored_rows_come_from(store):
     assert lines[0] == f"rechecked: {recheck['line']}" and lines[1] == "store: the.sqlite"
     assert f"command: {law_store.read_runs(store).iloc[-1].command}" in lines  # the store's own runs table
     assert lines[-1] == f"code hash of this build: {law_store.code_hash()}"
+
+
+def test_a_store_of_several_runs_names_every_command_in_order():
+    runs = pd.DataFrame({"command": ["sweep --d 2 3 --n 600", "sweep --d 3 --n 1200"],
+                         "executor": ["this process", "this process"],
+                         "finished_utc": ["2026-12-05T01:00:00Z", "2026-12-05T02:00:00Z"],
+                         "wall_s": [10.0, 32.5], "computed": [4, 2]})
+    run = report.combined_run(runs)
+    assert run.command == "sweep --d 2 3 --n 600; sweep --d 3 --n 1200" and run.executor == "this process"
+    assert (run.wall_s, run.computed, run["count"], run.finished_utc) == (42.5, 6, 2, "2026-12-05T02:00:00Z")
+    lines = report.provenance_lines("s.sqlite", {"run": run, "summary": {"task_cpu_s": 1.0}, "code": "c",
+                                                 "code_now": "c"}, {"line": "ok"})
+    assert [x for x in lines if x.startswith("command: ")] == [f"command: {c}" for c in runs.command]
+    assert "run wall time: 42 s for 6 rows (2 runs)" in lines
+    assert report.combined_run(runs.iloc[:0])["count"] == 0
