@@ -30,7 +30,7 @@ from .verdicts import (
     width_trend,
 )
 
-__all__ = ["OUTCOMES", "ball_slopes", "combined_run", "ball_sweeps", "capped", "capped_text", "certificate_count",
+__all__ = ["OUTCOMES", "ball_slopes", "ball_sweeps", "capped", "capped_text", "certificate_count", "combined_run",
            "compare_configurations", "comparison_sentence", "comparison_summary", "constant_brackets",
            "constants_summary", "d3_sweep", "fixed_grid_sweep", "fixed_n_numbers", "fixed_slopes", "fixed_widths",
            "format_values", "heuristic_table", "key_numbers", "law_numbers", "law_report", "law_section",
@@ -555,11 +555,11 @@ def stored_rows(path) -> tuple[pd.DataFrame, pd.Series, str]:
 def combined_run(runs: pd.DataFrame) -> pd.Series:
     """The ``runs`` records of one store and code as one: the commands in order joined by ``"; "``
     (typed in that order they recompute the store), the distinct executors, the last finish, wall
-    seconds and rows computed summed, and ``count``; nans when there is none."""
+    seconds and rows computed summed, ``commands`` (the list) and ``count``; nans when there is none."""
     if not len(runs):
         return pd.Series({c: np.nan for c in ("command", "executor", "finished_utc", "wall_s", "computed")}
-                         | {"count": 0})
-    return pd.Series({"command": "; ".join(runs["command"]),
+                         | {"commands": [np.nan], "count": 0})
+    return pd.Series({"command": "; ".join(runs["command"]), "commands": list(runs["command"]),
                       "executor": "; ".join(dict.fromkeys(runs["executor"])),
                       "finished_utc": runs["finished_utc"].iloc[-1], "wall_s": float(runs["wall_s"].sum()),
                       "computed": int(runs["computed"].sum()), "count": len(runs)})
@@ -574,6 +574,7 @@ def stored_report(path, prefix="paper") -> dict:
     out = law_report(rows, str(run["command"]), prefix)
     out["glue"].update({f"{prefix}_{k}": v for k, v in {
         "executor": str(run["executor"]), "wall": f"{float(run['wall_s']) / 60:.1f}",
+        "computed": f"{run['computed']:.0f}",
         "cpu": f"{summary['task_cpu_s'] / 60:.1f}", "code": str(code), "code_now": str(now),
         "same_code": "the same" if code == now else "not the same"}.items()})
     return {"summary": summary, "run": run, "code": code, "code_now": now, "other_codes": others, **out}
@@ -604,11 +605,10 @@ def report_lines(report: dict, name) -> list[str]:
 def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
     """Chapter 7's lines under its stored table: the recheck, the store's run and code hashes."""
     run, summary = paper["run"], paper["summary"]
-    runs = run.command.split("; ") if isinstance(run.command, str) else [run.command]
-    return [f"rechecked: {recheck['line']}", f"store: {store}", *(f"command: {c}" for c in runs),
+    return [f"rechecked: {recheck['line']}", f"store: {store}", *(f"command: {c}" for c in run["commands"]),
             f"ran on: {run.executor}; finished {run.finished_utc}",
             f"run wall time: {run.wall_s:.0f} s for {run.computed} rows"
-            + (f" ({run['count']} runs)" if run.get("count", 1) > 1 else ""),
+            + (f" ({run['count']} runs)" if run["count"] > 1 else ""),
             f"task CPU seconds (sum): {summary['task_cpu_s']:.0f}",
             f"code hash of the store: {paper['code']}",
             f"code hash of this build: {paper['code_now']}"]
