@@ -616,7 +616,8 @@ def provenance_lines(store, paper: dict, recheck: dict) -> list[str]:
 
 def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: int = 0, prefix: str = "paper") -> dict:
     """Recheck stored rows from their certificates, not their ``verified`` column (``sample``:
-    this many, drawn with ``seed``): counts, ``results``, ``failures``, ``line`` and ``glue``."""
+    this many, drawn with ``seed``), on the point sets the store keeps (as ``sweep --verify``; a
+    rebuild may differ by an ulp on another CPU): counts, ``results``, ``failures``, ``line``, ``glue``."""
     from .row_certificates import recheck_rows
 
     total = len(rows)
@@ -631,8 +632,8 @@ def recheck_stored(path, rows: pd.DataFrame, sample: int | None = None, seed: in
     if sample is not None and sample < total:
         pick = np.sort(np.random.default_rng(seed).choice(total, size=int(sample), replace=False))
         shown = shown.iloc[pick].reset_index(drop=True)
-    merged = shown[[c for c in shown.columns if c != "certificate"]].merge(
-        blobs[[*key, "certificate"]], on=key, how="left")
+    merged = shown[[c for c in shown.columns if c not in ("certificate", "point_set")]].merge(
+        blobs[[*key, "certificate", "point_set"]], on=key, how="left")  # the stored points, not a rebuild
     t0 = time.perf_counter()
     results = recheck_rows(merged)
     seconds = time.perf_counter() - t0

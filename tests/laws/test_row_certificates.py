@@ -151,6 +151,9 @@ def test_the_recheck_reads_the_stored_points_not_a_rebuild(store, monkeypatch):
     real = row_certificates.point_set
     monkeypatch.setattr(row_certificates, "point_set", lambda *a: np.nextafter(real(*a), 2.0))  # one ulp away
     assert row_certificates.verify_row(rows.iloc[0], rows.iloc[0]["certificate"]).ok
+    shown, _, _ = report.stored_rows(store)  # chapter 7's and `sweep --report`'s recheck alike
+    check = report.recheck_stored(store, shown, prefix="ch07_paper")
+    assert check["checked"] == 4 and check["passed"] == 4, check["failures"]
 
 
 def test_points_that_differ_from_the_certificates_are_named(store, monkeypatch):
