@@ -12,7 +12,7 @@ import traceback
 
 from . import sweep_cli, verify_cli
 from .chapters import all_chapters
-from .errors import BuildFailed, CellTimeout, KernelDied, MissingExtra, OutputError, RunFailed
+from .errors import BuildFailed, CellTimeout, KernelDied, MissingExtra, OutputError, RunFailed, WorkerDied
 from .memory import TooLarge
 from .runtime import DEFAULT_MAX_MINUTES, TooSlow, check_runtime, format_minutes
 from .spec import PROFILES, ParameterError, parse_value
@@ -23,8 +23,8 @@ __all__ = ["main", "EXIT", "Terminated"]
 EXIT = {"ok": 0, "cell failed": 1, "bad parameter": 2, "output folder refused": 3, "too large for this machine": 4,
         "cell timeout": 5, "kernel died": 6, "site build failed": 7, "file system error": 8, "internal error": 9,
         "estimated run time too long": 10, "certificate not verified": verify_cli.NOT_VERIFIED,
-        "certificate file refused": verify_cli.REFUSED, "missing extra": 13, "interrupted (SIGINT)": 130,
-        "terminated (SIGTERM)": 143}
+        "certificate file refused": verify_cli.REFUSED, "missing extra": 13, "worker died": 14,
+        "interrupted (SIGINT)": 130, "terminated (SIGTERM)": 143}
 
 
 class Terminated(KeyboardInterrupt):
@@ -34,7 +34,8 @@ class Terminated(KeyboardInterrupt):
 #: the failures with a one-line message of their own, most specific first
 FAILURES = ((TooLarge, "too large for this machine"), (TooSlow, "estimated run time too long"),
             (ParameterError, "bad parameter"), (OutputError, "output folder refused"), (CellTimeout, "cell timeout"),
-            (KernelDied, "kernel died"), (RunFailed, "cell failed"), (BuildFailed, "site build failed"),
+            (KernelDied, "kernel died"), (WorkerDied, "worker died"), (RunFailed, "cell failed"),
+            (BuildFailed, "site build failed"),
             (sweep_cli.StoreFileError, "file system error"), (MissingExtra, "missing extra"))
 
 _signalled: list[int] = []

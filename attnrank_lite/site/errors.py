@@ -1,7 +1,7 @@
 """The command line's failure kinds (nothing heavy imported: ``verify`` and ``sweep`` need no extra)."""
 from __future__ import annotations
 
-__all__ = ["OutputError", "RunFailed", "CellTimeout", "KernelDied", "BuildFailed", "MissingExtra"]
+__all__ = ["OutputError", "RunFailed", "CellTimeout", "KernelDied", "WorkerDied", "BuildFailed", "MissingExtra"]
 
 
 class OutputError(OSError):
@@ -18,6 +18,10 @@ class CellTimeout(RunFailed):
 
 class KernelDied(RunFailed):
     """The notebook's kernel died (out of memory, killed from outside) or could not start."""
+
+
+class WorkerDied(RuntimeError):
+    """A Dask worker of a sweep died while computing a row (its memory limit, the OS, or killed from outside)."""
 
 
 class BuildFailed(RuntimeError):

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..engine import parallel
+from .errors import WorkerDied
 from .memory import TooLarge, available_memory
 from .spec import ParameterError
 from .verify_cli import NOT_VERIFIED, independent_opinion
@@ -122,6 +123,7 @@ def cmd_sweep(args) -> int:
         where = ("this process" if executor is None else
                  f"a local Dask cluster of {workers} workers" if workers else f"the Dask scheduler {scheduler}")
         avail = available_memory() if executor is None else None
+        per_worker = None if executor is None else parallel.executor_memory_limit(executor)
         with _store_errors("--store", "; the rows committed before it are kept (rerun to resume)"):
             try:
                 res = scale.run_sweep(args.store, ds, n, betas, eps, args.points, seed, executor=executor,
@@ -129,6 +131,10 @@ def cmd_sweep(args) -> int:
                                       command=command, executor_name=where)
             except parallel.TaskTooLarge as exc:
                 raise TooLarge(str(exc)) from None
+            except Exception as exc:
+                if type(exc).__name__ == "KilledWorker":  # distributed's, imported only with an executor
+                    raise WorkerDied(_worker_died(exc, per_worker, workers, args.store)) from None
+                raise
     finally:
         ctx.__exit__(None, None, None)
     elsewhere = (f", {res['elsewhere']} left to another sweep running on this store (rerun after it ends)"
@@ -136,6 +142,19 @@ def cmd_sweep(args) -> int:
     print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
           f"{time.perf_counter() - t0:.1f} s -> {args.store}")
     return 0
+
+
+def _worker_died(exc, limit, workers, store) -> str:
+    """The one line of a sweep whose row outlived its workers (``distributed.KilledWorker``); ``limit``:
+    :func:`~attnrank_lite.engine.parallel.executor_memory_limit` before the run."""
+    per = f" ({parallel.format_bytes(limit[0])} per worker here)" if limit else ""
+    tries = getattr(exc, "allowed_failures", 0) + 1
+    fewer = ("rerun with fewer --workers (each then gets a larger share of this machine's memory), "
+             if workers and workers > 1 else "rerun ")
+    return (f"a Dask worker died computing a row of the sweep ({tries} attempt{'s' if tries > 1 else ''}): "
+            f"a worker's nanny restarts it when its memory passes 95% of its limit{per}, and the operating "
+            f"system kills a process when memory runs out; the rows committed to {store} are kept: "
+            f"{fewer}on a machine with more memory, or with lower --n or --beta, to compute the rest")
 
 
 def _report(store, figure) -> int:

@@ -156,3 +156,39 @@ def test_parameter_errors_fail_at_once_in_one_line(tmp_path):
         r = _sweep(*[x for k, v in full.items() for x in (k, *v)], "--store", tmp_path / "e.sqlite")
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and name in r.stderr, r.stderr
     assert not (tmp_path / "e.sqlite").exists()
+
+
+def test_a_worker_that_dies_fails_in_one_line_and_keeps_the_rows(tmp_path):
+    """A row that outlives its workers (the nanny's memory limit, the OOM killer, a kill) is reported
+    as exit 14 with what to do, not as an internal error; here the worker is killed outright, and
+    ``allowed-failures`` 0 makes the first death final (Dask's default retries a row 3 times)."""
+    import psutil
+
+    store = tmp_path / "w.sqlite"
+    args = ["--d", 3, "--n", 4000, "--beta", 16, 64, "--eps", 0.25, "--store", store, "--workers", 1]
+    env = dict(_env(), DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
+    p = subprocess.Popen([sys.executable, "-m", "attnrank_lite", "sweep", *map(str, args)], cwd=ROOT,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        worker, deadline = None, time.monotonic() + 300
+        while worker is None and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            for c in psutil.Process(p.pid).children():  # the nanny runs here, its worker is a child
+                try:
+                    if "spawn_main" in " ".join(c.cmdline()) and c.cpu_times().user > 5:  # in a row
+                        worker = c
+                except psutil.NoSuchProcess:
+                    pass
+        assert worker is not None, "no worker computed a row"
+        worker.kill()
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 14, err
+    line, = [x for x in err.splitlines() if x.startswith("error: ")]
+    assert "a Dask worker died computing a row of the sweep (1 attempt)" in line
+    assert "per worker here" in line and f"the rows committed to {store} are kept" in line
+    assert "internal error" not in err and "Traceback" not in err
+    assert law_store.read_store(store)["verified"].all()  # readable, whatever was committed
