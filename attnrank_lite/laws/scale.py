@@ -10,15 +10,15 @@ from functools import lru_cache, partial
 import numpy as np
 import pandas as pd
 
-from ..engine.assemble import STREAMED_SVD_LIMIT
+from ..engine.assemble import L1_LIMIT, STREAMED_SVD_LIMIT
 from ..engine.parallel import run_tasks
 from ..engine.threads import single_threaded
 from . import law_store
 from .row_certificates import certificate_blob, npy_bytes, point_set
 from .sweeps import _point_task, point_task_memory
 
-__all__ = ["POINTS", "check_sweep_parameters", "configurations", "task_memory", "task_cost", "sweep_task",
-           "sweep_rows", "run_sweep"]
+__all__ = ["POINTS", "check_sweep_parameters", "configurations", "l1_limit", "task_memory", "task_cost",
+           "sweep_task", "sweep_rows", "run_sweep"]
 
 #: point sets a sweep can use
 POINTS = ("well-spread", "random")
@@ -26,6 +26,15 @@ POINTS = ("well-spread", "random")
 VERIFY_DENSE_LIMIT = 4096
 #: the stored rows also run the right-inverse family (``CostLimits.right_inverse``: n = 20,000 included)
 RIGHT_INVERSE = 20000 * 20000
+#: upper ends (columns) the l1-fitted family may reach in a row of n points: the engine's ``n m upper <=
+#: L1_LIMIT`` allows 111 at n = 6,000 but 27 at n = 12,000, where three stored rows lost their l1 fit
+#: (d = 4, beta 2, eps 0.1: 14 -> 30); fitted in a harmonic subspace it costs 30-60 CPU s a row there
+L1_COLUMNS = 112
+
+
+def l1_limit(n: int) -> int:
+    """The l1 family's ``n m upper`` limit in a sweep row: the engine's, or ``L1_COLUMNS`` at ``n``."""
+    return max(L1_LIMIT, n * n * L1_COLUMNS)
 
 
 def _bad(param: str, why: str):
@@ -95,8 +104,8 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
         # two n x k float32 factors, is 220 MB a row, too large for the committed store; at n = 12,000
         # the harmonic degrees 11 and 12 (7,371 and 10,556 functions) certify those rows below n
         svd = "auto" if n * n <= STREAMED_SVD_LIMIT else False
-        row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed),
-                           VERIFY_DENSE_LIMIT, svd, {}, keep_brackets=certify, right_inverse=RIGHT_INVERSE)
+        row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed), VERIFY_DENSE_LIMIT, svd,
+                           {}, l1_limit(n), keep_brackets=certify, right_inverse=RIGHT_INVERSE)
         blob = certificate_blob(row["bracket"], X, float(beta)) if certify else None
     return {**({"certificate": blob, "point_set": npy_bytes(X)} if certify else {}),
             "d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,

@@ -224,7 +224,8 @@ def test_the_committed_paper_store_was_computed_by_this_code():
     """Chapter 7's paper table is read from the store its ``store`` parameter names (it ships with
     the package); an edit of the code a row's computation imports changes the code identity
     (laws/code_identity.py), and the page would then show a table of other code. Recompute the
-    store with the command in its runs table (about 2.5 minutes with --workers 2)."""
+    store with the command in its runs table (n = 12,000: over an hour with --workers 2; see
+    benchmarks/README.md, "The stored sweep at n = 12,000", for its memory)."""
     from attnrank_lite.laws import law_store
     from attnrank_lite.site.chapters import get_chapter
     from attnrank_lite.site.paths import REPO
@@ -252,3 +253,13 @@ def test_the_committed_paper_store_keeps_certificates_that_verify():
                           f"before rows kept them): move it away and run `{runs.iloc[-1].command}`")
     res = recheck_rows(rows.sort_values(["d", "beta", "eps"]).head(2))
     assert res["ok"].all(), list(res["line"])
+
+
+def test_the_l1_family_keeps_its_columns_at_the_stored_sweeps_n():
+    """The engine bounds the l1 family by ``n m upper``: 111 columns at n = 6,000, 27 at 12,000. A
+    sweep row keeps ``L1_COLUMNS`` at any n and the engine's limit where that is larger."""
+    from attnrank_lite.engine.assemble import L1_LIMIT
+
+    assert scale.l1_limit(12_000) // 12_000 ** 2 == scale.L1_COLUMNS >= 111
+    assert scale.l1_limit(3_000) == L1_LIMIT  # smaller n: the engine's limit allows more columns
+    assert L1_LIMIT // 12_000 ** 2 < 30  # what the engine's limit alone would allow
