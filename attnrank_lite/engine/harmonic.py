@@ -6,9 +6,10 @@ N(d,\le L)` once it meets eps; no SVD of ``A``, a family nested in ``L``.
 The basis is built by Vandermonde with Arnoldi: on the sphere the monomials :math:`x^a` with
 :math:`a_0 \le 1`, :math:`|a| \le L` span the restrictions; each :math:`x^a = x_k\,x^{a - e_k}` is
 ``x_k`` times its parent's orthonormalised column, orthogonalised against the two previous degrees
-(multiplication by :math:`x_k` is self-adjoint), once more against all, and by a QR within the
-degree. A numerically rank-deficient degree keeps its independent columns (pivoted QR), and the
-following degrees use every product ``x_k * column``."""
+(multiplication by :math:`x_k` is self-adjoint), once more against all when a probe finds more than
+:data:`PROBE_TOL` of rounding left along earlier columns, and by a QR within the degree. A
+numerically rank-deficient degree keeps its independent columns (pivoted QR), and the following
+degrees use every product ``x_k * column``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,6 +29,10 @@ __all__ = ["HarmonicBasis", "HarmonicCertificate", "harmonic_search", "harmonic_
 SPHERE_TOL = 1e-8
 #: relative size below which a new basis direction counts as numerically dependent
 _DEP_TOL = 1e-9
+#: the pass of a new degree against every earlier column runs when the sum of its columns has a
+#: component of more than this relative size along one of them (else the rounding left by the short
+#: recurrence is kept: the basis is orthonormal to about this, and any basis gives a valid certificate)
+PROBE_TOL = 1e-10
 
 
 class HarmonicBasis:
@@ -139,7 +144,11 @@ class HarmonicBasis:
             start = self._counts[self.degree - 2] if self.degree >= 2 else 0
             W = self._buf[:, start:k0]
             C -= W @ (W.T @ C)
-            C -= V @ (V.T @ C)
+            # the pass against all is needed only once rounding has built up: a probe, the sum of
+            # the new columns, measures it for the price of one column
+            probe = C.sum(axis=1)
+            if np.abs(V.T @ probe).max() > PROBE_TOL * np.linalg.norm(probe):
+                C -= V @ (V.T @ C)
         else:
             for _ in range(2):  # classical Gram-Schmidt, twice
                 C -= V @ (V.T @ C)

@@ -17,7 +17,7 @@ from . import law_store
 from .row_certificates import certificate_blob, npy_bytes, point_set
 from .sweeps import _point_task, point_task_memory
 
-__all__ = ["POINTS", "check_sweep_parameters", "configurations", "l1_limit", "task_memory", "task_cost",
+__all__ = ["POINTS", "check_sweep_parameters", "configurations", "sweep_l1_limit", "task_memory", "task_cost",
            "sweep_task", "sweep_rows", "run_sweep"]
 
 #: point sets a sweep can use
@@ -32,7 +32,7 @@ RIGHT_INVERSE = 20000 * 20000
 L1_COLUMNS = 112
 
 
-def l1_limit(n: int) -> int:
+def sweep_l1_limit(n: int) -> int:
     """The l1 family's ``n m upper`` limit in a sweep row: the engine's, or ``L1_COLUMNS`` at ``n``."""
     return max(L1_LIMIT, n * n * L1_COLUMNS)
 
@@ -105,7 +105,7 @@ def sweep_task(d, n, beta, eps, points, seed, certify: bool = True) -> dict:
         # the harmonic degrees 11 and 12 (7,371 and 10,556 functions) certify those rows below n
         svd = "auto" if n * n <= STREAMED_SVD_LIMIT else False
         row, = _point_task(X, float(beta), (float(eps),), _basis(points, n, d, seed), VERIFY_DENSE_LIMIT, svd,
-                           {}, l1_limit(n), keep_brackets=certify, right_inverse=RIGHT_INVERSE)
+                           {}, sweep_l1_limit(n), keep_brackets=certify, right_inverse=RIGHT_INVERSE)
         blob = certificate_blob(row["bracket"], X, float(beta)) if certify else None
     return {**({"certificate": blob, "point_set": npy_bytes(X)} if certify else {}),
             "d": int(d), "n": int(n), "beta": float(beta), "eps": float(eps), "points": points,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..engine import parallel
@@ -15,7 +15,16 @@ from .memory import TooLarge, available_memory
 from .spec import ParameterError
 from .verify_cli import NOT_VERIFIED, independent_opinion
 
-__all__ = ["add_parser", "cmd_sweep", "StoreFileError", "verify_store", "refuse_unverified"]
+__all__ = ["add_parser", "cmd_sweep", "StoreFileError", "verify_store", "refuse_unverified", "local_worker_memory",
+           "LOCAL_WORKER_MEMORY"]
+
+#: Dask settings of the local workers of ``--workers N``: none is paused, spilled or restarted at a
+#: share of its memory limit. That limit (this machine's memory split evenly) only decides which rows
+#: may start; a running row may pass it while the other workers use less (the committed store's
+#: d = 6, beta = 16 rows take about 15 GB of a 24 GB machine), its arrays cannot be spilled, and a
+#: restart would lose it. The machine's memory is the limit: a worker the operating system kills
+#: ends the sweep with exit status 14.
+LOCAL_WORKER_MEMORY = {f"distributed.worker.memory.{k}": False for k in ("target", "spill", "pause", "terminate")}
 
 
 class StoreFileError(Exception):
@@ -77,6 +86,15 @@ def _executor(args):
     return workers, scheduler
 
 
+@contextmanager
+def local_worker_memory():
+    """:data:`LOCAL_WORKER_MEMORY` set while local Dask workers are started and run."""
+    import dask
+
+    with dask.config.set(LOCAL_WORKER_MEMORY):
+        yield
+
+
 def cmd_sweep(args) -> int:
     """The ``sweep`` subcommand; failures raise the exceptions that ``cli.main`` maps to exits."""
     from ..laws import law_store, scale
@@ -112,12 +130,16 @@ def cmd_sweep(args) -> int:
         law_store.open_store(args.store).close()
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
+    ctx = ExitStack()
     try:
-        ctx = parallel.executor_from_env(workers=workers, scheduler=scheduler)
-        executor = ctx.__enter__()
+        if workers:
+            ctx.enter_context(local_worker_memory())
+        executor = ctx.enter_context(parallel.executor_from_env(workers=workers, scheduler=scheduler))
     except parallel.SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
+        ctx.close()
         raise ParameterError(f"parameter '--scheduler': {exc}") from None
     except OSError as exc:
+        ctx.close()
         raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
     try:
         where = ("this process" if executor is None else
@@ -136,7 +158,7 @@ def cmd_sweep(args) -> int:
                     raise WorkerDied(_worker_died(exc, per_worker, workers, args.store)) from None
                 raise
     finally:
-        ctx.__exit__(None, None, None)
+        ctx.close()
     elsewhere = (f", {res['elsewhere']} left to another sweep running on this store (rerun after it ends)"
                  if res["elsewhere"] else "")
     print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
@@ -149,11 +171,14 @@ def _worker_died(exc, limit, workers, store) -> str:
     :func:`~attnrank_lite.engine.parallel.executor_memory_limit` before the run."""
     per = f" ({parallel.format_bytes(limit[0])} per worker here)" if limit else ""
     tries = getattr(exc, "allowed_failures", 0) + 1
-    fewer = ("rerun with fewer --workers (each then gets a larger share of this machine's memory), "
+    fewer = ("rerun with fewer --workers (fewer rows then share this machine's memory), "
              if workers and workers > 1 else "rerun ")
+    why = ("the operating system kills a process when this machine's memory runs out (local workers are "
+           f"not restarted at a memory threshold: their limit{per} only decides which rows may start)" if workers else
+           f"a worker's nanny restarts it when its memory passes its threshold (Dask's default: 95% of its "
+           f"limit){per}, and the operating system kills a process when memory runs out")
     return (f"a Dask worker died computing a row of the sweep ({tries} attempt{'s' if tries > 1 else ''}): "
-            f"a worker's nanny restarts it when its memory passes 95% of its limit{per}, and the operating "
-            f"system kills a process when memory runs out; the rows committed to {store} are kept: "
+            f"{why}; the rows committed to {store} are kept: "
             f"{fewer}on a machine with more memory, or with lower --n or --beta, to compute the rest")
 
 

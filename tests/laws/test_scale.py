@@ -260,6 +260,6 @@ def test_the_l1_family_keeps_its_columns_at_the_stored_sweeps_n():
     sweep row keeps ``L1_COLUMNS`` at any n and the engine's limit where that is larger."""
     from attnrank_lite.engine.assemble import L1_LIMIT
 
-    assert scale.l1_limit(12_000) // 12_000 ** 2 == scale.L1_COLUMNS >= 111
-    assert scale.l1_limit(3_000) == L1_LIMIT  # smaller n: the engine's limit allows more columns
+    assert scale.sweep_l1_limit(12_000) // 12_000 ** 2 == scale.L1_COLUMNS >= 111
+    assert scale.sweep_l1_limit(3_000) == L1_LIMIT  # smaller n: the engine's limit allows more columns
     assert L1_LIMIT // 12_000 ** 2 < 30  # what the engine's limit alone would allow

@@ -14,8 +14,8 @@ from attnrank_lite.site import appendix
 from attnrank_lite.site.paths import REPO, toc_files
 
 #: names of package functions that the chapters also use for other things: a table column
-#: (``verdict``), the sweeps' parameter ``l1_limit`` (not ``laws.scale.l1_limit``, the stored rows' value)
-NOT_LINKED = frozenset({"verdict", "l1_limit"})
+#: (``verdict``)
+NOT_LINKED = frozenset({"verdict"})
 #: inline code that is exactly one identifier, not already inside a role (no ``}`` before it)
 _MENTION = re.compile(r"(?<![}\w`])`([A-Za-z_]\w*)`(?!`)")
 

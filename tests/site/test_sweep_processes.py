@@ -192,3 +192,23 @@ def test_a_worker_that_dies_fails_in_one_line_and_keeps_the_rows(tmp_path):
     assert "per worker here" in line and f"the rows committed to {store} are kept" in line
     assert "internal error" not in err and "Traceback" not in err
     assert law_store.read_store(store)["verified"].all()  # readable, whatever was committed
+
+
+def test_local_workers_are_not_restarted_at_their_memory_threshold():
+    """``sweep --workers`` starts its workers under ``LOCAL_WORKER_MEMORY``: a row above 95% of a
+    worker's limit runs to its end (Dask's default restarts the worker and, after three tries,
+    fails the row). Real workers and a real allocation, with a limit small enough to pass."""
+    from attnrank_lite.engine.parallel import dask_executor
+    from attnrank_lite.site.sweep_cli import local_worker_memory
+
+    def hold(nbytes):
+        import time
+
+        import numpy as np
+        a = np.ones(int(nbytes) // 8)
+        time.sleep(2.0)  # the nanny checks its worker's memory every 0.1 s
+        return float(a.sum())
+
+    nbytes = 600 * 2**20
+    with local_worker_memory(), dask_executor(workers=1, memory_limit="400MiB") as ex:
+        assert ex.submit(hold, nbytes).result(timeout=300) == nbytes // 8
