@@ -11,7 +11,9 @@ bracket, its upper certificate's source and its ratio to forming A:
 
 ``--repeat R`` repeats the default and harmonic + Neumann calls and prints the best; the load
 average is printed before and after. ``--profile`` adds a cProfile of the default call (top 15
-by cumulative time).
+by cumulative time). ``--probe-ab`` times the default instead with the harmonic basis's probe
+(``engine.harmonic.PROBE_TOL``) and with it off (``0``: the pass against every earlier column on
+every degree, the code before the probe), alternating, ``--repeat`` rounds, best of each.
 
 Usage::
 
@@ -50,7 +52,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-max", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--probe-ab", action="store_true")
     a = ap.parse_args()
+    if a.probe_ab:
+        return _probe_ab(a)
     X = fibonacci_sphere(a.n)
     calls = [
         ("default", lambda beta: point_bracket(X, beta, a.eps), a.repeat),
@@ -73,6 +78,28 @@ def main() -> None:
                 pr = cProfile.Profile()
                 pr.runcall(point_bracket, X, beta, a.eps)
                 pstats.Stats(pr).sort_stats("cumulative").print_stats(15)
+    print(_load(), flush=True)
+
+
+def _probe_ab(a) -> None:
+    """The default with and without the harmonic basis's probe, alternating in one process."""
+    from attnrank_lite.engine import harmonic
+
+    X, probe = fibonacci_sphere(a.n), harmonic.PROBE_TOL
+    print(_load(), flush=True)
+    with single_threaded():
+        for beta in a.betas:
+            t_a, times = float("inf"), {"probe off": [], f"probe {probe:g}": []}
+            for _ in range(a.repeat):
+                t_a = min(t_a, _timed(lambda: softmax_attention(X, beta=beta, block=1024))[0])
+                for name, tol in (("probe off", 0.0), (f"probe {probe:g}", probe)):
+                    harmonic.PROBE_TOL = tol
+                    t, b = _timed(lambda: point_bracket(X, beta, a.eps))
+                    times[name].append(t)
+            harmonic.PROBE_TOL = probe
+            print(f"n={a.n} beta={beta:g} eps={a.eps}: form_A {t_a:.2f} s; " + "; ".join(
+                f"{k} {min(v):.2f} s ({min(v) / t_a:.1f}x)" for k, v in times.items()) + f"; [{b.lower}, {b.upper}]",
+                flush=True)
     print(_load(), flush=True)
 
 

@@ -55,7 +55,8 @@ def add_parser(sub, common) -> None:
     p.add_argument("--points", default="well-spread", help="point set: well-spread (default) or random")
     p.add_argument("--seed", type=int, default=0, help="seed of the point set (default 0)")
     p.add_argument("--store", metavar="FILE", help="SQLite store of the rows (created if missing)")
-    p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+    p.add_argument("--workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes "
+                   "(no Dask memory thresholds: this machine's memory is the limit)")
     p.add_argument("--scheduler", metavar="ADDR",
                    help=f"tcp://HOST:PORT of a running dask scheduler (default: ${parallel.SCHEDULER_ENV})")
     p.add_argument("--report", metavar="FILE", help="print the law table of a store and write its figure")
