@@ -131,18 +131,16 @@ def cmd_sweep(args) -> int:
         law_store.open_store(args.store).close()
     args.where = f"during the sweep; the rows committed to {args.store} are kept (rerun to resume)"
     t0 = time.perf_counter()
-    ctx = ExitStack()
-    try:
-        if workers:
-            ctx.enter_context(local_worker_memory())
-        executor = ctx.enter_context(parallel.executor_from_env(workers=workers, scheduler=scheduler))
-    except parallel.SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
-        ctx.close()
-        raise ParameterError(f"parameter '--scheduler': {exc}") from None
-    except OSError as exc:
-        ctx.close()
-        raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} ({exc})") from None
-    try:
+    with ExitStack() as ctx:
+        try:
+            if workers:
+                ctx.enter_context(local_worker_memory())
+            executor = ctx.enter_context(parallel.executor_from_env(workers=workers, scheduler=scheduler))
+        except parallel.SchedulerUnreachable as exc:  # nothing, or not Dask, at that address
+            raise ParameterError(f"parameter '--scheduler': {exc}") from None
+        except OSError as exc:
+            raise ParameterError(f"parameter '--scheduler': no Dask scheduler answered at {scheduler} "
+                                 f"({exc})") from None
         where = ("this process" if executor is None else
                  f"a local Dask cluster of {workers} workers" if workers else f"the Dask scheduler {scheduler}")
         avail = available_memory() if executor is None else None
@@ -158,8 +156,6 @@ def cmd_sweep(args) -> int:
                 if type(exc).__name__ == "KilledWorker":  # distributed's, imported only with an executor
                     raise WorkerDied(_worker_died(exc, per_worker, workers, args.store)) from None
                 raise
-    finally:
-        ctx.close()
     elsewhere = (f", {res['elsewhere']} left to another sweep running on this store (rerun after it ends)"
                  if res["elsewhere"] else "")
     print(f"{res['computed']} rows computed, {res['skipped']} already stored{elsewhere}, code {res['code_hash']}, "
