@@ -62,3 +62,16 @@ def test_certify_page_five_lines_run_as_printed(tmp_path, monkeypatch, capsys):
     b = scope["b"]
     assert line == (f"head.npz: verified: {b.lower} <= rank_0.25(A) <= {b.upper}, n = 120, m = 100, "
                     f"kinds {b.lower_kind}/subspace")
+
+
+def test_rerun_page_gives_the_committed_stores_own_command():
+    # the sweep example is the command that computed the committed store (its last run), with
+    # the store path shortened: no other setting is needed to reproduce it (issue 23, sixth round)
+    from attnrank_lite.laws.law_store import read_runs
+
+    store = REPO / "attnrank_lite" / "laws" / "data" / "laws_paper.sqlite"
+    recorded = read_runs(store)["command"].iloc[-1]
+    page = (BOOK / "rerun.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    typed, = [" ".join(line.split()) for line in page.splitlines()
+              if line.startswith("python -m attnrank_lite sweep --d")]
+    assert typed == recorded.replace(str(store.relative_to(REPO)), "laws.sqlite")
