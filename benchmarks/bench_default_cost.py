@@ -14,6 +14,10 @@ average is printed before and after. ``--profile`` adds a cProfile of the defaul
 by cumulative time). ``--probe-ab`` times the default instead with the harmonic basis's probe
 (``engine.harmonic.PROBE_TOL``) and with it off (``0``: the pass against every earlier column on
 every degree, the code before the probe), alternating, ``--repeat`` rounds, best of each.
+``--paired R`` times instead, R rounds in a row, forming A and then the default, and prints each
+round's ratio (wall-clock and process CPU time) and their median and largest: a ratio taken
+from one pair is not moved by the host's slow and fast minutes, which move best-of times taken
+minutes apart.
 
 Usage::
 
@@ -25,6 +29,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import statistics
 import time
 
 from attnrank_lite import point_bracket, softmax_attention
@@ -53,9 +58,12 @@ def main() -> None:
     ap.add_argument("--no-max", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--probe-ab", action="store_true")
+    ap.add_argument("--paired", type=int, default=0, metavar="R")
     a = ap.parse_args()
     if a.probe_ab:
         return _probe_ab(a)
+    if a.paired:
+        return _paired(a)
     X = fibonacci_sphere(a.n)
     calls = [
         ("default", lambda beta: point_bracket(X, beta, a.eps), a.repeat),
@@ -78,6 +86,34 @@ def main() -> None:
                 pr = cProfile.Profile()
                 pr.runcall(point_bracket, X, beta, a.eps)
                 pstats.Stats(pr).sort_stats("cumulative").print_stats(15)
+    print(_load(), flush=True)
+
+
+def _both(fn):
+    """Wall-clock and process CPU seconds of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def _paired(a) -> None:
+    """``--paired R``: R rounds of (form A, the default), each round's ratios, their median and largest."""
+    X = fibonacci_sphere(a.n)
+    print(_load(), flush=True)
+    with single_threaded():
+        for beta in a.betas:
+            softmax_attention(X, beta=beta, block=1024)  # warm-up (allocation, first touch)
+            wall, cpu = [], []
+            for r in range(a.paired):
+                wa, ca, _ = _both(lambda: softmax_attention(X, beta=beta, block=1024))
+                wd, cd, b = _both(lambda: point_bracket(X, beta, a.eps))
+                wall.append(wd / wa)
+                cpu.append(cd / ca)
+                print(f"  round {r + 1}: form_A {wa:.2f} s, default {wd:.2f} s: {wd / wa:.1f}x wall, "
+                      f"{cd / ca:.1f}x CPU  [{b.lower}, {b.upper}]", flush=True)
+            print(f"n={a.n} beta={beta:g} eps={a.eps}: {a.paired} pairs, ratio wall median "
+                  f"{statistics.median(wall):.1f}x (largest {max(wall):.1f}x), CPU median "
+                  f"{statistics.median(cpu):.1f}x (largest {max(cpu):.1f}x)", flush=True)
     print(_load(), flush=True)
 
 
