@@ -14,6 +14,8 @@ matrix; the file then holds A itself, n^2 * 8 bytes before compression) for n <=
 ``--head`` times the path of a real head, whose keys are not on a sphere: Gaussian queries and
 keys in dimension 16, ``beta = 1/4`` (the scaled dot product ``1/sqrt(16)``),
 ``rank_bracket(softmax_attention(Q, K, beta), eps)`` saved as the recipe ``Q, K, beta``.
+``--effort max`` passes ``effort="max"`` (every family within its cost limits) to every bracket
+call; the default is the package's default rule (``"auto"``).
 
 Usage::
 
@@ -65,8 +67,11 @@ def main():
     ap.add_argument("--matrix", action="store_true")
     ap.add_argument("--head", action="store_true")
     ap.add_argument("--no-sphere", action="store_true", help="skip the points on S^3")
+    ap.add_argument("--effort", choices=["auto", "max"], default="auto")
     args = ap.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}", flush=True)
+    effort = args.effort
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, effort {effort}",
+          flush=True)
     beta, eps = 8.0, 0.25
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
@@ -74,15 +79,15 @@ def main():
                 rng = np.random.default_rng(n)
                 Qh, Kh = rng.normal(size=(n, 16)), rng.normal(size=(n, 16))
                 one(os.path.join(tmp, f"gauss{n}.npz"), n,
-                    lambda: rank_bracket(softmax_attention(Qh, Kh, 0.25), eps), {"Q": Qh, "K": Kh, "beta": 0.25})
+                    lambda: rank_bracket(softmax_attention(Qh, Kh, 0.25), eps, effort=effort), {"Q": Qh, "K": Kh, "beta": 0.25})
             if args.no_sphere:
                 continue
             Q, K = random_sphere(n, 4, seed=0), random_sphere(n, 4, seed=1)
-            one(os.path.join(tmp, f"head{n}.npz"), n, lambda: point_bracket(Q, beta, eps, K=K),
+            one(os.path.join(tmp, f"head{n}.npz"), n, lambda: point_bracket(Q, beta, eps, K=K, effort=effort),
                 {"Q": Q, "K": K, "beta": beta})
             if args.matrix and n <= 3000:
                 A = softmax_attention(Q, K, beta)
-                one(os.path.join(tmp, f"matrix{n}.npz"), n, lambda: rank_bracket(A, eps), {"A": A})
+                one(os.path.join(tmp, f"matrix{n}.npz"), n, lambda: rank_bracket(A, eps, effort=effort), {"A": A})
 
 
 if __name__ == "__main__":
