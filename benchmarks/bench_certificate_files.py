@@ -79,7 +79,8 @@ def main():
                 rng = np.random.default_rng(n)
                 Qh, Kh = rng.normal(size=(n, 16)), rng.normal(size=(n, 16))
                 one(os.path.join(tmp, f"gauss{n}.npz"), n,
-                    lambda: rank_bracket(softmax_attention(Qh, Kh, 0.25), eps, effort=effort), {"Q": Qh, "K": Kh, "beta": 0.25})
+                    lambda: rank_bracket(softmax_attention(Qh, Kh, 0.25), eps, effort=effort),
+                    {"Q": Qh, "K": Kh, "beta": 0.25})
             if args.no_sphere:
                 continue
             Q, K = random_sphere(n, 4, seed=0), random_sphere(n, 4, seed=1)
