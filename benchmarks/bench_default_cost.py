@@ -40,9 +40,10 @@ from attnrank_lite.laws.geometry import fibonacci_sphere
 
 
 def _timed(fn):
-    t = time.perf_counter()
+    """Wall-clock and process CPU seconds of one call, and its result."""
+    w, c = time.perf_counter(), time.process_time()
     out = fn()
-    return time.perf_counter() - t, out
+    return time.perf_counter() - w, time.process_time() - c, out
 
 
 def _load() -> str:
@@ -79,7 +80,7 @@ def main() -> None:
             print(f"n={a.n} beta={beta:g} eps={a.eps}: form_A {t_a:.2f} s", flush=True)
             for name, fn, reps in calls:
                 runs = [_timed(lambda: fn(beta)) for _ in range(reps)]
-                t, b = min(runs, key=lambda r: r[0])
+                t, _, b = min(runs, key=lambda r: r[0])
                 print(f"  {name:9s} {t:6.2f} s  {t / t_a:5.1f}x  [{b.lower}, {b.upper}]"
                       f"  upper={b.upper_certificate.source}", flush=True)
             if a.profile:
@@ -87,13 +88,6 @@ def main() -> None:
                 pr.runcall(point_bracket, X, beta, a.eps)
                 pstats.Stats(pr).sort_stats("cumulative").print_stats(15)
     print(_load(), flush=True)
-
-
-def _both(fn):
-    """Wall-clock and process CPU seconds of one call."""
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
 
 
 def _paired(a) -> None:
@@ -105,8 +99,8 @@ def _paired(a) -> None:
             softmax_attention(X, beta=beta, block=1024)  # warm-up (allocation, first touch)
             wall, cpu = [], []
             for r in range(a.paired):
-                wa, ca, _ = _both(lambda: softmax_attention(X, beta=beta, block=1024))
-                wd, cd, b = _both(lambda: point_bracket(X, beta, a.eps))
+                wa, ca, _ = _timed(lambda: softmax_attention(X, beta=beta, block=1024))
+                wd, cd, b = _timed(lambda: point_bracket(X, beta, a.eps))
                 wall.append(wd / wa)
                 cpu.append(cd / ca)
                 print(f"  round {r + 1}: form_A {wa:.2f} s, default {wd:.2f} s: {wd / wa:.1f}x wall, "
@@ -130,7 +124,7 @@ def _probe_ab(a) -> None:
                 t_a = min(t_a, _timed(lambda: softmax_attention(X, beta=beta, block=1024))[0])
                 for name, tol in (("probe off", 0.0), (f"probe {probe:g}", probe)):
                     harmonic.PROBE_TOL = tol
-                    t, b = _timed(lambda: point_bracket(X, beta, a.eps))
+                    t, _, b = _timed(lambda: point_bracket(X, beta, a.eps))
                     times[name].append(t)
             harmonic.PROBE_TOL = probe
             print(f"n={a.n} beta={beta:g} eps={a.eps}: form_A {t_a:.2f} s; " + "; ".join(
