@@ -76,6 +76,7 @@ def _connect(address: str, timeout_s: float):
             out["client"] = Client(address, timeout=f"{timeout_s}s")
         except BaseException as exc:  # noqa: BLE001  (reported below, in the caller's thread)
             out["error"] = exc
+            _close_failed_client(exc.__traceback__)
 
     thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
     thread.start()
@@ -89,6 +90,22 @@ def _connect(address: str, timeout_s: float):
         raise SchedulerUnreachable(f"no Dask scheduler at {address} ({type(exc).__name__}: "
                                    f"{str(exc)[:200] or 'no message'})") from exc
     return out["client"]
+
+
+def _close_failed_client(tb) -> None:
+    """Close, in the calling thread, the ``distributed.Client`` whose constructor raised with traceback
+    ``tb``. Left to the garbage collector, its ``__del__`` closes it in whichever thread collects, and
+    when that thread is inside another Client's start (which holds distributed's ``LoopRunner`` lock,
+    not reentrant), the close waits for that lock for ever."""
+    from distributed import Client
+
+    while tb is not None:
+        client = tb.tb_frame.f_locals.get("self")
+        if isinstance(client, Client):
+            with contextlib.suppress(Exception):
+                client.close(timeout=CONNECT_TIMEOUT_S)
+            return
+        tb = tb.tb_next
 
 
 def format_bytes(b: float) -> str:

@@ -1,12 +1,19 @@
-"""run_tasks: submission order, the memory check before any submission, on_done per task."""
+"""run_tasks: submission order, the memory check before any submission, on_done per task; a failed Dask
+connection closes its Client at once."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from attnrank_lite.engine.parallel import TaskTooLarge, executor_memory_limit, run_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _square(x):
@@ -90,3 +97,45 @@ def test_cost_submits_the_costliest_tasks_first_and_keeps_the_result_order():
     ex = _Recording()
     run_tasks(_square, tasks, ex)
     assert ex.submitted == tasks  # no cost: submission in task order
+
+
+_FAILED_CONNECT = r'''
+import gc, socket, sys, threading
+from attnrank_lite.engine import parallel
+from distributed.utils import LoopRunner
+
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(8)
+
+
+def serve():  # a peer that is not Dask: it answers with garbage bytes, so the handshake fails at once
+    while True:
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            return
+        c.sendall(b"\xff" * 64)
+
+
+threading.Thread(target=serve, daemon=True).start()
+try:
+    parallel._connect(f"tcp://127.0.0.1:{srv.getsockname()[1]}", 5.0)
+except parallel.SchedulerUnreachable:
+    pass
+else:
+    sys.exit("connected to a peer that is not Dask")
+with LoopRunner._lock:  # as the next Client's start holds it
+    gc.collect()
+print("collected")
+'''
+
+
+def test_a_failed_connection_leaves_no_client_that_deadlocks_the_next_one():
+    """A Client whose handshake failed, left to the garbage collector, closed itself in whichever thread
+    collected; inside the next Client's start (which holds distributed's LoopRunner lock) that close
+    waited for the lock for ever (a fresh-clone test run hung there). ``_connect`` closes it at once."""
+    pytest.importorskip("distributed")
+    proc = subprocess.run([sys.executable, "-c", _FAILED_CONNECT], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0 and proc.stdout.strip() == "collected", proc.stderr[-2000:]

@@ -3,7 +3,6 @@ sweep through ``--scheduler`` against the sequential one, and a sweep killed wit
 resumed. Every process started here is stopped in the fixture's ``finally``."""
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import socket
@@ -78,10 +77,6 @@ def scheduler(tmp_path_factory):
         for i in range(2):
             start(f"worker{i}", [BIN / "dask", "worker", addr, "--nthreads", "1", "--nworkers", "1",
                                  "--no-dashboard", "--host", "127.0.0.1", "--memory-limit", "4GiB"])
-        # an earlier test's Client collected by the garbage collector inside this Client's start
-        # deadlocks distributed's loop runner (Client.__del__ -> close -> LoopRunner.stop waits on
-        # the lock start holds): collect before starting (seen once, a fresh-clone run hung here)
-        gc.collect()
         with Client(addr, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)
         yield addr
