@@ -291,7 +291,7 @@ def _svd_family(plan: Plan, eps_values, lowers, uppers):
             continue
         start = max(32, 2 * lower.rank)
         # sketches double from start + 10 and may need twice the harmonic rank: unaffordable when that
-        # reaches the dense-SVD fallback at min(n, m) // 2 columns (the harmonic family alone then)
+        # reaches half of min(n, m) columns (the harmonic family alone then)
         if harmonic is not None and not 4 * max(start + 10, harmonic.rank) < min(A.shape) // 2:
             out.append(None)
             continue
