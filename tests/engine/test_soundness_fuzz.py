@@ -14,6 +14,9 @@ rechecked here, independently of the package's verifiers, against its explicit w
 * a Neumann (inverse-norm) lower certificate: ``M = A_S G`` inverted exactly, and
   ``||M^{-1}|| eps < 1``;
 * a norm lower certificate: the stored row's exact l1 mass exceeds ``eps``;
+* a right-inverse lower certificate: rows distinct and in range, and
+  ``||I - A_S X|| + eps ||X|| < 1`` recomputed exactly from the stored ``X`` (the family is off in
+  the default bracket: a second test turns it on and runs both searches of ``right_inverse_lower``);
 * a Frobenius-tail lower certificate: the tail of the spectrum of the exact rational Gram matrix,
   from 50-digit eigenvalues (mpmath, not LAPACK), exceeds the budget ``|S| eps^2``;
 * ``lower <= upper``, and the verifier of a stored factorisation is exact at one float either side
@@ -33,7 +36,9 @@ from attnrank_lite import (
     row_softmax,
     softmax_attention,
 )
+from attnrank_lite.engine.assemble import CostLimits
 from attnrank_lite.engine.bracket import rank_brackets
+from attnrank_lite.engine.right_inverse import RightInverseCertificate, right_inverse_lower
 
 SEED = 20261202
 CHUNKS = 10
@@ -156,6 +161,18 @@ def _check_frobenius(Aq, eps, cert):
         assert tail > budget * (1 + mpmath.mpf(10) ** -30) + mpmath.mpf(10) ** -40
 
 
+def _check_right_inverse(Aq, eps, cert):
+    """rank_eps >= p when ||I - A_S X|| + eps ||X|| < 1 (max row sums), from the stored floats of X."""
+    rows = [int(i) for i in cert.rows]
+    assert len(set(rows)) == len(rows) == cert.rank and all(0 <= i < len(Aq) for i in rows)
+    Xq = _exact(np.asarray(cert.X))
+    p, m = len(rows), len(Aq[0])
+    assert len(Xq) == m and all(len(r) == p for r in Xq)
+    residual = max(sum(abs(int(a == b) - sum(Aq[rows[a]][j] * Xq[j][b] for j in range(m))) for b in range(p))
+                   for a in range(p))
+    assert residual + Fraction(eps) * max(sum(abs(x) for x in r) for r in Xq) < 1
+
+
 def _check_bracket(A, Aq, eps, b):
     assert 0 <= b.lower <= b.upper <= min(A.shape)
     assert b.verify(A, eps)
@@ -178,6 +195,8 @@ def _check_bracket(A, Aq, eps, b):
         _check_frobenius(Aq, eps, c)
     elif kind == "neumann":
         _check_neumann(Aq, eps, b.lower_rows, b.lower_groups)
+    elif kind == "right-inverse":
+        _check_right_inverse(Aq, eps, c)
     else:  # a lower certificate kind added later: at least the trivial necessary condition
         assert max(sums) > Fraction(eps)
 
@@ -198,6 +217,31 @@ def test_brackets_are_sound_in_exact_arithmetic(chunk):
                 _check_bracket(A, Aq, e, b)
         counts[kind] += 1
     assert sum(counts.values()) == PER_CHUNK and min(counts.values()) > 0
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_right_inverse_certificates_are_sound_in_exact_arithmetic(chunk):
+    """The right-inverse family (off in the default bracket) turned on, and both searches of
+    ``right_inverse_lower`` on every square instance: each certificate holds in exact arithmetic."""
+    rng = np.random.default_rng([SEED, 50 + chunk])
+    found = 0
+    for t in range(400):
+        A = _matrix(rng, KINDS[t % len(KINDS)])
+        Aq = _exact(A)
+        eps_all = _eps_choices(rng, A, Aq)
+        eps = eps_all[int(rng.integers(len(eps_all)))]
+        b = rank_bracket(A, eps, limits=CostLimits(right_inverse=10**9))
+        _check_bracket(A, Aq, eps, b)
+        found += b.lower_kind == "right-inverse"
+        if A.shape[0] != A.shape[1]:
+            continue
+        for method in ("projection", "lp"):
+            c = right_inverse_lower(A, eps, method=method)
+            if isinstance(c, RightInverseCertificate):
+                assert c.verify(A, eps)
+                _check_right_inverse(Aq, eps, c)
+                found += 1
+    assert found >= 5, found  # the check ran on certificates, not on nothing
 
 
 def test_exact_neumann_check_matches_a_closed_form():
