@@ -17,7 +17,9 @@ every degree, the code before the probe), alternating, ``--repeat`` rounds, best
 ``--paired R`` times instead, R rounds in a row, forming A and then the default, and prints each
 round's ratio (wall-clock and process CPU time) and their median and largest: a ratio taken
 from one pair is not moved by the host's slow and fast minutes, which move best-of times taken
-minutes apart.
+minutes apart. ``--subnormal-ab R`` times R rounds of (form A, the default, the default with the
+float32 check's flush of subnormal entries off: ``engine.nested._TINY32 = 0``, the code before it)
+and prints both ratios per round and their medians.
 
 Usage::
 
@@ -60,9 +62,12 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--probe-ab", action="store_true")
     ap.add_argument("--paired", type=int, default=0, metavar="R")
+    ap.add_argument("--subnormal-ab", type=int, default=0, metavar="R")
     a = ap.parse_args()
     if a.probe_ab:
         return _probe_ab(a)
+    if a.subnormal_ab:
+        return _subnormal_ab(a)
     if a.paired:
         return _paired(a)
     X = fibonacci_sphere(a.n)
@@ -108,6 +113,33 @@ def _paired(a) -> None:
             print(f"n={a.n} beta={beta:g} eps={a.eps}: {a.paired} pairs, ratio wall median "
                   f"{statistics.median(wall):.1f}x (largest {max(wall):.1f}x), CPU median "
                   f"{statistics.median(cpu):.1f}x (largest {max(cpu):.1f}x)", flush=True)
+    print(_load(), flush=True)
+
+
+def _subnormal_ab(a) -> None:
+    """R rounds of (form A, the default, the default without the subnormal flush), ratios per round."""
+    import numpy as np
+
+    from attnrank_lite.engine import nested
+
+    X, tiny = fibonacci_sphere(a.n), nested._TINY32
+    print(_load(), flush=True)
+    with single_threaded():
+        for beta in a.betas:
+            softmax_attention(X, beta=beta, block=1024)  # warm-up
+            ratios = {"flush": [], "no flush": []}
+            for r in range(a.subnormal_ab):
+                wa, _, _ = _timed(lambda: softmax_attention(X, beta=beta, block=1024))
+                line = []
+                for name, value in (("flush", tiny), ("no flush", np.float32(0))):
+                    nested._TINY32 = value
+                    wd, _, b = _timed(lambda: point_bracket(X, beta, a.eps))
+                    ratios[name].append(wd / wa)
+                    line.append(f"{name} {wd:.2f} s ({wd / wa:.1f}x) [{b.lower}, {b.upper}]")
+                nested._TINY32 = tiny
+                print(f"  round {r + 1}: form_A {wa:.2f} s; " + "; ".join(line), flush=True)
+            print(f"n={a.n} beta={beta:g} eps={a.eps}: {a.subnormal_ab} rounds, median ratio to form A: "
+                  + ", ".join(f"{k} {statistics.median(v):.1f}x" for k, v in ratios.items()), flush=True)
     print(_load(), flush=True)
 
 
