@@ -215,8 +215,8 @@ def test_write_generated_pages_into_a_stage(tmp_path):
         "format": "jb-book", "root": "book/intro",
         "parts": [{"caption": "C", "chapters": [{"file": "notebooks/99_x"}, {"file": "book/theorems"}]}]}))
     (stage / "book" / "intro.md").write_text("# Intro\n")
-    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": SAMPLE.splitlines(True)},
-                    {"cell_type": "code", "metadata": {}, "source": ["x = 1"], "outputs": [],
+    nb = {"cells": [{"id": "prose", "cell_type": "markdown", "metadata": {}, "source": SAMPLE.splitlines(True)},
+                    {"id": "code", "cell_type": "code", "metadata": {}, "source": ["x = 1"], "outputs": [],
                      "execution_count": None}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (stage / "notebooks" / "99_x.ipynb").write_text(json.dumps(nb))
