@@ -13,13 +13,14 @@ bracket, its upper certificate's source and its ratio to forming A:
 average is printed before and after. ``--profile`` adds a cProfile of the default call (top 15
 by cumulative time). ``--probe-ab`` times the default instead with the harmonic basis's probe
 (``engine.harmonic.PROBE_TOL``) and with it off (``0``: the pass against every earlier column on
-every degree, the code before the probe), alternating, ``--repeat`` rounds, best of each.
+every degree, the code before the probe), alternating, ``--repeat`` rounds: each round's times,
+then the best of each and its median ratio to forming A.
 ``--paired R`` times instead, R rounds in a row, forming A and then the default, and prints each
 round's ratio (wall-clock and process CPU time) and their median and largest: a ratio taken
 from one pair is not moved by the host's slow and fast minutes, which move best-of times taken
 minutes apart. ``--subnormal-ab R`` times R rounds of (form A, the default, the default with the
 float32 check's flush of subnormal entries off: ``engine.nested._TINY32 = 0``, the code before it)
-and prints both ratios per round and their medians.
+and prints the same.
 
 Usage::
 
@@ -116,53 +117,50 @@ def _paired(a) -> None:
     print(_load(), flush=True)
 
 
+def _switch_ab(a, rounds: int, module, attr: str, arms) -> None:
+    """``rounds`` rounds in one process of (form A, then the default under each arm ``(name, value)``
+    of ``module.attr``): each round's times and ratios, then per arm its best time and median ratio."""
+    X, kept = fibonacci_sphere(a.n), getattr(module, attr)
+    print(_load(), flush=True)
+    with single_threaded():
+        for beta in a.betas:
+            softmax_attention(X, beta=beta, block=1024)  # warm-up (allocation, first touch)
+            t_a, times, ratios = [], {n: [] for n, _ in arms}, {n: [] for n, _ in arms}
+            try:
+                for r in range(rounds):
+                    wa, _, _ = _timed(lambda: softmax_attention(X, beta=beta, block=1024))
+                    t_a.append(wa)
+                    line = []
+                    for name, value in arms:
+                        setattr(module, attr, value)
+                        wd, _, b = _timed(lambda: point_bracket(X, beta, a.eps))
+                        times[name].append(wd)
+                        ratios[name].append(wd / wa)
+                        line.append(f"{name} {wd:.2f} s ({wd / wa:.1f}x) [{b.lower}, {b.upper}]")
+                    print(f"  round {r + 1}: form_A {wa:.2f} s; " + "; ".join(line), flush=True)
+            finally:
+                setattr(module, attr, kept)
+            print(f"n={a.n} beta={beta:g} eps={a.eps}: {rounds} rounds, form_A best {min(t_a):.2f} s; " + "; ".join(
+                f"{k} best {min(times[k]):.2f} s ({min(times[k]) / min(t_a):.1f}x), median ratio "
+                f"{statistics.median(ratios[k]):.1f}x" for k in times), flush=True)
+    print(_load(), flush=True)
+
+
 def _subnormal_ab(a) -> None:
-    """R rounds of (form A, the default, the default without the subnormal flush), ratios per round."""
+    """The default with and without the float32 check's flush of subnormal entries."""
     import numpy as np
 
     from attnrank_lite.engine import nested
 
-    X, tiny = fibonacci_sphere(a.n), nested._TINY32
-    print(_load(), flush=True)
-    with single_threaded():
-        for beta in a.betas:
-            softmax_attention(X, beta=beta, block=1024)  # warm-up
-            ratios = {"flush": [], "no flush": []}
-            for r in range(a.subnormal_ab):
-                wa, _, _ = _timed(lambda: softmax_attention(X, beta=beta, block=1024))
-                line = []
-                for name, value in (("flush", tiny), ("no flush", np.float32(0))):
-                    nested._TINY32 = value
-                    wd, _, b = _timed(lambda: point_bracket(X, beta, a.eps))
-                    ratios[name].append(wd / wa)
-                    line.append(f"{name} {wd:.2f} s ({wd / wa:.1f}x) [{b.lower}, {b.upper}]")
-                nested._TINY32 = tiny
-                print(f"  round {r + 1}: form_A {wa:.2f} s; " + "; ".join(line), flush=True)
-            print(f"n={a.n} beta={beta:g} eps={a.eps}: {a.subnormal_ab} rounds, median ratio to form A: "
-                  + ", ".join(f"{k} {statistics.median(v):.1f}x" for k, v in ratios.items()), flush=True)
-    print(_load(), flush=True)
+    _switch_ab(a, a.subnormal_ab, nested, "_TINY32", [("flush", nested._TINY32), ("no flush", np.float32(0))])
 
 
 def _probe_ab(a) -> None:
-    """The default with and without the harmonic basis's probe, alternating in one process."""
+    """The default with and without the harmonic basis's probe."""
     from attnrank_lite.engine import harmonic
 
-    X, probe = fibonacci_sphere(a.n), harmonic.PROBE_TOL
-    print(_load(), flush=True)
-    with single_threaded():
-        for beta in a.betas:
-            t_a, times = float("inf"), {"probe off": [], f"probe {probe:g}": []}
-            for _ in range(a.repeat):
-                t_a = min(t_a, _timed(lambda: softmax_attention(X, beta=beta, block=1024))[0])
-                for name, tol in (("probe off", 0.0), (f"probe {probe:g}", probe)):
-                    harmonic.PROBE_TOL = tol
-                    t, _, b = _timed(lambda: point_bracket(X, beta, a.eps))
-                    times[name].append(t)
-            harmonic.PROBE_TOL = probe
-            print(f"n={a.n} beta={beta:g} eps={a.eps}: form_A {t_a:.2f} s; " + "; ".join(
-                f"{k} {min(v):.2f} s ({min(v) / t_a:.1f}x)" for k, v in times.items()) + f"; [{b.lower}, {b.upper}]",
-                flush=True)
-    print(_load(), flush=True)
+    probe = harmonic.PROBE_TOL
+    _switch_ab(a, a.repeat, harmonic, "PROBE_TOL", [("probe off", 0.0), (f"probe {probe:g}", probe)])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The one randomized range finder (engine/range_finder.py), checked against numpy's dense SVD."""
 import numpy as np
+from reference_math import matrix_with_spectrum
 
 from attnrank_lite import softmax_attention
 from attnrank_lite.engine.range_finder import orthonormalize, randomized_range_finder
@@ -7,16 +8,9 @@ from attnrank_lite.engine.row_source import RowSource
 from attnrank_lite.laws.geometry import fibonacci_sphere
 
 
-def _matrix_with_spectrum(n, m, s, seed=0):
-    rng = np.random.default_rng(seed)
-    U, _ = np.linalg.qr(rng.standard_normal((n, s.size)))
-    V, _ = np.linalg.qr(rng.standard_normal((m, s.size)))
-    return (U * s) @ V.T, V
-
-
 def test_recovers_the_top_right_singular_subspace():
     s = 0.5 ** np.arange(30)
-    A, V = _matrix_with_spectrum(200, 120, s)
+    A, V = matrix_with_spectrum(200, 120, s)
     basis = randomized_range_finder(RowSource.from_matrix(A), 12)
     top = basis.V[:, :5]
     # principal angles between span(top) and the true top-5 subspace: cosines near 1
@@ -41,7 +35,7 @@ def test_row_blocks_give_the_same_subspace_as_the_stored_matrix():
 
 
 def test_seed_makes_it_deterministic_and_differs_between_seeds():
-    A, _ = _matrix_with_spectrum(80, 60, 0.9 ** np.arange(40))
+    A, _ = matrix_with_spectrum(80, 60, 0.9 ** np.arange(40))
     a = randomized_range_finder(RowSource.from_matrix(A), 10, seed=1)
     b = randomized_range_finder(RowSource.from_matrix(A), 10, seed=1)
     c = randomized_range_finder(RowSource.from_matrix(A), 10, seed=2)

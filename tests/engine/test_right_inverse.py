@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference_math import exact_right_inverse_lhs
 
 from attnrank_lite import rank_bracket, softmax_attention
 from attnrank_lite.engine.neumann import neumann_lower_bound
@@ -73,16 +74,6 @@ def test_a_centre_with_an_empty_cell_is_no_error():
     assert cert.rank == 0 or cert.verify(A[:12], 0.25)
 
 
-def _exact_lhs(A, rows, X, eps) -> Fraction:
-    p = len(rows)
-    Af = [[Fraction(float(v)) for v in A[i]] for i in rows]
-    Xf = [[Fraction(float(v)) for v in r] for r in X]
-    m = len(Xf)
-    r_norm = max(sum(abs((1 if a == b else 0) - sum(Af[a][j] * Xf[j][b] for j in range(m))) for b in range(p))
-                 for a in range(p))
-    x_norm = max(sum(abs(v) for v in Xf[j]) for j in range(m))
-    return r_norm + Fraction(eps) * x_norm
-
 
 def test_verify_never_accepts_what_exact_arithmetic_refuses():
     """Near-boundary instances: X a pseudo-inverse of A_S and eps within rounding of 1/||X||, so the
@@ -98,7 +89,7 @@ def test_verify_never_accepts_what_exact_arithmetic_refuses():
         X = np.linalg.pinv(A[rows])  # residual ~1e-16: the left side is about eps * ||X||
         x_norm = max(sum(abs(Fraction(float(v))) for v in r) for r in X)
         eps = float(1 / x_norm) * (1 + float(rng.normal(scale=1e-12)))  # within rounding of the boundary
-        lhs = _exact_lhs(A, rows, X, eps)
+        lhs = exact_right_inverse_lhs(A, rows, X, eps)
         ok = RightInverseCertificate(rows=rows, X=X, rank=p).verify(A, eps)
         if ok:
             assert lhs < 1, (lhs, A, rows, X, eps)

@@ -2,22 +2,16 @@
 numpy's SVD, and the family's certificates on diffuse attention, where its sketches give way to it."""
 import numpy as np
 import pytest
+from reference_math import matrix_with_spectrum
 
 from attnrank_lite import softmax_attention
 from attnrank_lite.engine.upper import DENSE_FROM, gram_eigenbasis, randomized_family, svd_upper_bound
 
 
-def _matrix_with_spectrum(n, m, s, seed=0):
-    rng = np.random.default_rng(seed)
-    U, _ = np.linalg.qr(rng.standard_normal((n, s.size)))
-    V, _ = np.linalg.qr(rng.standard_normal((m, s.size)))
-    return (U * s) @ V.T, V
-
-
 @pytest.mark.parametrize("n, m", [(120, 80), (80, 120)])
 def test_the_gram_basis_is_orthonormal_and_leads_with_the_top_singular_subspace(n, m):
     s = 0.7 ** np.arange(40)
-    A, V = _matrix_with_spectrum(n, m, s)
+    A, V = matrix_with_spectrum(n, m, s)
     W = gram_eigenbasis(A)
     assert W.shape == (m, min(n, m))
     assert np.abs(W.T @ W - np.eye(min(n, m))).max() < 1e-12
